@@ -1,0 +1,54 @@
+"""open_agent_compiler: define agents, tools, skills and tests once; compile them for OpenCode, Claude Code,
+Pi and Codex; test them mocks-first. This module only re-exports the public names."""
+
+from open_agent_compiler.errors import FactoryError, OacError, RegistryError, UnsafeNameError
+from open_agent_compiler.model.core.agent import (
+    AgentDefinition,
+    AgentHeader,
+    AgentToolPermissions,
+    McpServer,
+    ModelParameters,
+)
+from open_agent_compiler.model.core.capabilities import Capabilities
+from open_agent_compiler.model.core.evaluator import (
+    EvaluationContext,
+    Evaluator,
+    EvaluatorResult,
+    JudgeClient,
+    JudgeVerdict,
+    ToolCall,
+)
+from open_agent_compiler.model.core.mock import MockProfile, MockResponse, MockState
+from open_agent_compiler.model.core.skill import SkillDefinition, WorkflowStep
+from open_agent_compiler.model.core.template import CompilationConfig, TemplateSlot, TemplateTree
+from open_agent_compiler.model.core.test_model import AgentTest, CapabilityTest, ToolTest, Turn
+from open_agent_compiler.model.core.tool import (
+    BashToolPermission,
+    JsonToolPermission,
+    ScriptDefinition,
+    ToolDefinition,
+    ToolDefinitionHeader,
+    ToolDefinitionLogicBash,
+    ToolDefinitionLogicJson,
+    ToolScriptDefinition,
+)
+from open_agent_compiler.model.factory import load_registry
+from open_agent_compiler.model.registry import AgentRegistry, ResolvedAgent, ResolvedConfig
+from open_agent_compiler.model.script_tool import ScriptTool
+from open_agent_compiler.testing.evaluation import (
+    EqualsEvaluator,
+    FactRecallEvaluator,
+    JsonPathEvaluator,
+    LLMJudgeEvaluator,
+    PathOrderEvaluator,
+    PermissionAbsentEvaluator,
+    PermissionPresentEvaluator,
+    RegexEvaluator,
+    SubstringEvaluator,
+    ToolCalledEvaluator,
+    ToolNotCalledEvaluator,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [name for name in dir() if not name.startswith("_") and name[0].isupper()] + ["load_registry"]

@@ -1,0 +1,23 @@
+"""User-facing errors: each one becomes a single line and exit code 2 at the CLI."""
+
+
+class OacError(Exception):
+    """Bad input the user can fix. The message names the culprit in one line."""
+
+    exit_code = 2
+
+
+class RegistryError(OacError):
+    """A registry is inconsistent: duplicates, unknown references, missing templates."""
+
+
+class UnsafeNameError(OacError):
+    """A name or path would escape the target directory or break a file format."""
+
+
+class FactoryError(OacError):
+    """A `module:callable` factory spec could not produce a registry."""
+
+
+class ResultsError(OacError):
+    """A results file or state store cannot be used."""

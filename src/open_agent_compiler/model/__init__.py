@@ -1,0 +1,1 @@
+"""Pure data: definitions, tests, the registry and config resolution."""

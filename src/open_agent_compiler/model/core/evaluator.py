@@ -1,0 +1,109 @@
+"""The data side of evaluators: the spec base class, the context they read and the result they return.
+
+Concrete kinds live in `open_agent_compiler.testing.evaluators`, one module each, and register themselves by
+`kind` when defined; `testing.evaluation` imports them all and holds the table.
+"""
+
+from typing import Any, ClassVar, Protocol
+
+from pydantic import BaseModel, ConfigDict, model_validator
+
+from open_agent_compiler.model.core.capabilities import Capabilities
+
+
+class JudgeVerdict(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    score: float
+    reasoning: str = ""
+
+
+class JudgeClient(Protocol):
+    """Pluggable LLM judge for `llm_judge` evaluators."""
+
+    def judge(self, *, criteria: str, target: Any) -> JudgeVerdict: ...
+
+
+class ToolCall(BaseModel):
+    """One tool call recorded in a trajectory."""
+
+    model_config = ConfigDict(frozen=True)
+
+    tool_name: str
+    arguments: dict[str, Any] = {}
+    output: Any = None
+
+
+class EvaluationContext(BaseModel):
+    """What an evaluator may look at. A missing piece (None) makes evaluators that need it skip."""
+
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+
+    target: Any = None  # tool output, or the agent's final text for a turn
+    trajectory: tuple[ToolCall, ...] | None = None
+    permissions: Capabilities | None = None  # read back from the compiled artifact
+    judge: Any = None  # a JudgeClient
+
+
+class EvaluatorResult(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    evaluator_kind: str
+    name: str
+    passed: bool
+    score: float
+    skipped: bool = False
+    evidence: str = ""
+
+
+class Evaluator(BaseModel):
+    """Base of every evaluator spec. Subclasses set `kind: Literal[...]` and implement `evaluate`."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    kinds: ClassVar[dict[str, type["Evaluator"]]] = {}
+    kind: str
+    name: str | None = None
+
+    @classmethod
+    def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
+        default = cls.model_fields["kind"].default
+        if isinstance(default, str) and default:
+            existing = Evaluator.kinds.get(default)
+            if existing is not None and existing.__qualname__ != cls.__qualname__:
+                raise TypeError(f"evaluator kind {default!r} is defined twice: {existing} and {cls}")
+            Evaluator.kinds[default] = cls
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _dispatch_on_kind(cls, value: Any, handler: Any) -> Any:
+        # Plain dicts (e.g. from JSON) become the registered subclass named by their `kind`.
+        if cls is Evaluator and isinstance(value, dict):
+            kind = value.get("kind")
+            subclass = Evaluator.kinds.get(kind) if isinstance(kind, str) else None
+            if subclass is None:
+                raise ValueError(f"unknown evaluator kind {kind!r}; known: {sorted(Evaluator.kinds)}")
+            return subclass.model_validate(value)
+        return handler(value)
+
+    @property
+    def label(self) -> str:
+        return self.name or self.kind
+
+    def evaluate(self, context: EvaluationContext) -> EvaluatorResult:
+        raise NotImplementedError
+
+    # helpers for subclasses
+    def result(self, passed: bool, evidence: str, score: float | None = None) -> EvaluatorResult:
+        return EvaluatorResult(
+            evaluator_kind=self.kind,
+            name=self.label,
+            passed=passed,
+            score=(1.0 if passed else 0.0) if score is None else score,
+            evidence=evidence,
+        )
+
+    def skip(self, why: str) -> EvaluatorResult:
+        return EvaluatorResult(
+            evaluator_kind=self.kind, name=self.label, passed=True, score=0.0, skipped=True, evidence=why
+        )

@@ -1,0 +1,35 @@
+"""Skills: named workflows an agent can load; the tools their steps use become reachable from the agent."""
+
+from pydantic import Field
+
+from open_agent_compiler.model.core.base import Frozen
+from open_agent_compiler.model.core.test_model import ToolTest
+from open_agent_compiler.model.core.tool import ToolDefinition
+
+
+class WorkflowStep(Frozen):
+    header: str
+    rule: str = ""
+    tools_used: list[ToolDefinition] = Field(default_factory=list)
+
+
+class SkillDefinition(Frozen):
+    name: str
+    description: str
+    usage_explanation_long: str = ""
+    usage_explanation_short: str = ""
+    rules: list[str] = Field(default_factory=list)
+    workflow_steps: list[WorkflowStep] = Field(default_factory=list)
+    positive_examples: list[str] = Field(default_factory=list)
+    negative_examples: list[str] = Field(default_factory=list)
+    tool_tests: list[ToolTest] = Field(default_factory=list)  # skill-scoped: each names its `tool`
+
+    def tools(self) -> list[ToolDefinition]:
+        """Tools used by the workflow steps, in order; identical repeats dropped, same-name conflicts kept
+        so that the resolver can report them."""
+        tools: list[ToolDefinition] = []
+        for step in self.workflow_steps:
+            for tool in step.tools_used:
+                if tool not in tools:
+                    tools.append(tool)
+        return tools

@@ -1,0 +1,26 @@
+"""Templates map slots to agents; a compilation config picks a template, a postfix and slot overrides."""
+
+from pydantic import Field
+
+from open_agent_compiler.model.core.base import Frozen
+
+PRIMARY_SLOT = "primary"
+
+
+class TemplateSlot(Frozen):
+    name: str
+    default_agent_id: str
+
+
+class TemplateTree(Frozen):
+    name: str
+    slots: list[TemplateSlot] = Field(default_factory=list)
+
+
+class CompilationConfig(Frozen):
+    """`slot_overrides` maps a slot name to the agent_id that fills it instead of the slot's default."""
+
+    name: str
+    template_name: str
+    postfix: str = ""
+    slot_overrides: dict[str, str] = Field(default_factory=dict)

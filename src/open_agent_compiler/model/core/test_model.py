@@ -1,0 +1,69 @@
+"""The three test kinds, embedded on the definitions they validate.
+
+- `CapabilityTest` (on `AgentDefinition.capability_tests`): introspects the compiled artifact; no LLM, no I/O.
+- `ToolTest` (on `ToolDefinition.tool_tests`, or agent-scoped on `AgentDefinition.tool_tests` with `tool` set):
+  drives a tool's mock or real handler with `input` and scores the output.
+- `AgentTest` (on `AgentDefinition.agent_tests`): a single- or multi-turn scenario run through an invoker.
+"""
+
+from typing import Any
+
+from pydantic import Field, SerializeAsAny, field_validator
+
+from open_agent_compiler.model.core.base import Frozen
+from open_agent_compiler.model.core.evaluator import Evaluator
+
+Evaluators = tuple[SerializeAsAny[Evaluator], ...]
+
+
+class _TestBase(Frozen):
+    name: str
+    description: str = ""
+    evaluators: Evaluators = ()
+    access_profile: str | None = None
+
+    @field_validator("name")
+    @classmethod
+    def _name_is_one_line(cls, value: str) -> str:
+        if not value or any(ord(ch) < 32 for ch in value):
+            raise ValueError(f"test name {value!r} must be non-empty and on one line")
+        return value
+
+
+class CapabilityTest(_TestBase):
+    """Checks what the compiled agent may do. Every `must_*` entry and evaluator must hold."""
+
+    must_have_bash_patterns: tuple[str, ...] = ()
+    must_not_have_bash_patterns: tuple[str, ...] = ()
+    must_have_tools: tuple[str, ...] = ()
+    must_not_have_tools: tuple[str, ...] = ()
+    must_have_skills: tuple[str, ...] = ()
+    must_not_have_skills: tuple[str, ...] = ()
+    must_have_subagents: tuple[str, ...] = ()
+    must_have_permissions: tuple[str, ...] = ()
+    must_not_have_permissions: tuple[str, ...] = ()
+
+
+class ToolTest(_TestBase):
+    """Feeds `input` to a tool (its mock, else its real handler) and scores the output.
+
+    `tool` names the tool when the test is not defined on the tool itself (agent- or skill-scoped tests).
+    """
+
+    input: dict[str, Any] = Field(default_factory=dict)
+    tool: str | None = None
+    mock_profile: str | None = None
+
+
+class Turn(Frozen):
+    prompt: str
+    expected_tool_calls: tuple[str, ...] = ()
+    evaluators: Evaluators = ()
+
+
+class AgentTest(_TestBase):
+    """An end-to-end scenario: the turns share one session; each turn carries its own assertions."""
+
+    turns: tuple[Turn, ...] = ()
+    mock_profile: str | None = None
+    max_turns: int | None = None

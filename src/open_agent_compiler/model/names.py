@@ -1,0 +1,35 @@
+"""Validation of names that end up in file paths, file names or harness identifiers."""
+
+import re
+from pathlib import PurePosixPath
+
+from open_agent_compiler.errors import UnsafeNameError
+
+# One path segment: starts alphanumeric, then alphanumerics, dot, dash, underscore. No separators, no '..'.
+_SEGMENT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+_POSTFIX = re.compile(r"[A-Za-z0-9._-]{0,64}")
+
+
+def check_segment(value: str, what: str) -> str:
+    """Accept `value` only as one safe path segment; otherwise raise naming `what`."""
+    if not isinstance(value, str) or not _SEGMENT.fullmatch(value) or ".." in value:
+        raise UnsafeNameError(f"unsafe {what} {value!r}: use letters, digits, '.', '-', '_' (no path separators or '..')")
+    return value
+
+
+def check_postfix(value: str) -> str:
+    if not isinstance(value, str) or not _POSTFIX.fullmatch(value) or ".." in value:
+        raise UnsafeNameError(f"unsafe postfix {value!r}: use letters, digits, '.', '-', '_' only")
+    return value
+
+
+def check_relative_path(value: str, what: str) -> str:
+    """Accept a relative POSIX path that stays inside its root (no '..', no absolute path, no NUL)."""
+    if not isinstance(value, str) or not value or "\x00" in value or "\\" in value:
+        raise UnsafeNameError(f"unsafe {what} {value!r}: must be a non-empty relative path")
+    path = PurePosixPath(value)
+    if path.is_absolute() or any(part in ("..", "") for part in path.parts) or value.startswith("~"):
+        raise UnsafeNameError(f"unsafe {what} {value!r}: must stay inside the target directory")
+    if any(ord(ch) < 32 for ch in value):
+        raise UnsafeNameError(f"unsafe {what} {value!r}: control characters are not allowed")
+    return value
