@@ -1,0 +1,206 @@
+"""Mock behaviour for the data in `model.core.mock`: which mock a tool test reaches, what a mocked call returns,
+and which files and data a mock depends on (for cache keys).
+
+Resolution order for a tool: the selected profile's entry for it, then the tool's own default mock, then None
+(run the real handler). A `MockSession` covers ONE test (an agent test is one session across all its turns):
+per-tool call counters and `stateful_callable` scratchpads live in it and die with it.
+"""
+
+import copy
+import importlib
+import importlib.machinery
+import importlib.util
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from open_agent_compiler.errors import OacError
+from open_agent_compiler.model.core.mock import MockProfile, MockResponse, MockState
+
+HANDLER_SOURCE = "handler"
+TOOL_MOCK_SOURCE = "tool.mock"
+
+
+def resolve_mock(
+    tool_name: str, default: MockResponse | None, profile: MockProfile | None
+) -> tuple[MockResponse | None, str]:
+    """(mock, source label): ("profile:<name>") entry, else ("tool.mock") default, else (None, "handler")."""
+    if profile is not None and tool_name in profile.responses:
+        return profile.responses[tool_name], f"profile:{profile.name}"
+    if default is not None:
+        return default, TOOL_MOCK_SOURCE
+    return None, HANDLER_SOURCE
+
+
+def reachable_mock_entries(
+    tool_name: str, default: MockResponse | None, profile: MockProfile | None
+) -> dict[str, Any]:
+    """Exactly the mock data a test of `tool_name` can reach, as JSON-ready data for a cache key.
+
+    Only the entry that wins resolution is included, so editing another tool's profile entry — or a default the
+    profile shadows — leaves the key unchanged. A callable mock's code is not included: hash the files from
+    `mock_source_files` for that.
+    """
+    response, source = resolve_mock(tool_name, default, profile)
+    entry: Any = None
+    if response is not None:
+        try:
+            entry = response.model_dump(mode="json")
+        except Exception:  # outputs pydantic cannot render as JSON: fall back to a textual form
+            entry = {"unserializable": repr(response.model_dump())}
+    return {"tool": tool_name, "source": source, "response": entry}
+
+
+def _split_spec(spec: str) -> tuple[str, str]:
+    module, _, attribute = spec.partition(":")
+    if not module or not attribute:
+        raise OacError(f"mock callable {spec!r} is not of the form 'module:function'")
+    return module, attribute
+
+
+@contextmanager
+def _on_path(project_root: Path | None) -> Iterator[None]:
+    """`project_root` first on sys.path for the duration (if it was not there already)."""
+    if project_root is None or str(project_root) in sys.path:
+        yield
+        return
+    entry = str(project_root)
+    sys.path.insert(0, entry)
+    try:
+        yield
+    finally:
+        if entry in sys.path:
+            sys.path.remove(entry)
+
+
+def load_mock_callable(spec: str, project_root: Path | None = None) -> Callable[..., Any]:
+    """Import `module:function` (attribute may be dotted, e.g. `module:Class.method`) with `project_root` on
+    sys.path. Any problem becomes a one-line `OacError` naming the spec."""
+    module_name, attribute = _split_spec(spec)
+    importlib.invalidate_caches()  # the module file may be newer than the import system's directory caches
+    with _on_path(project_root):
+        try:
+            target: Any = importlib.import_module(module_name)
+        except ModuleNotFoundError as exc:
+            missing = exc.name or ""
+            if missing and (module_name == missing or module_name.startswith(missing + ".")):
+                raise OacError(f"mock callable {spec!r}: module {module_name!r} not found") from exc
+            raise OacError(f"mock callable {spec!r}: importing {module_name!r} failed: {_one_line(exc)}") from exc
+        except Exception as exc:
+            raise OacError(f"mock callable {spec!r}: importing {module_name!r} failed: {_one_line(exc)}") from exc
+    for part in attribute.split("."):
+        if not hasattr(target, part):
+            raise OacError(f"mock callable {spec!r}: {module_name!r} has no attribute {attribute!r}")
+        target = getattr(target, part)
+    if not callable(target):
+        raise OacError(f"mock callable {spec!r}: {attribute!r} is a {type(target).__name__}, not callable")
+    return target
+
+
+def _one_line(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}".replace("\r", " ").replace("\n", " ")
+
+
+class MockSession:
+    """Mock state for one test: per-tool call counters and `MockState`s, and the callables it imported."""
+
+    def __init__(self, project_root: Path | None = None) -> None:
+        self.project_root = project_root
+        self._states: dict[str, MockState] = {}
+        self._counts: dict[str, int] = {}
+        self._callables: dict[str, Callable[..., Any]] = {}
+
+    def state(self, tool_name: str) -> MockState:
+        """The persistent state `stateful_callable` mocks of `tool_name` receive in this session."""
+        if tool_name not in self._states:
+            self._states[tool_name] = MockState(tool_name=tool_name)
+        return self._states[tool_name]
+
+    def calls(self, tool_name: str) -> int:
+        """How many mocked calls `tool_name` has had in this session."""
+        return self._counts.get(tool_name, 0)
+
+    def _callable(self, spec: str) -> Callable[..., Any]:
+        if spec not in self._callables:
+            self._callables[spec] = load_mock_callable(spec, self.project_root)
+        return self._callables[spec]
+
+    def call(self, tool_name: str, response: MockResponse, payload: Any) -> Any:
+        """What the mocked `tool_name` returns for `payload` on this (0-based, per-tool) call.
+
+        The call is counted even if a callable raises; its exception propagates unchanged. Fixed, sequence
+        and echo results are deep copies, so callers cannot mutate the mock data or the input they passed.
+        """
+        index = self._counts.get(tool_name, 0)
+        self._counts[tool_name] = index + 1
+        return self._respond(tool_name, response, payload, index)
+
+    def _respond(self, tool_name: str, response: MockResponse, payload: Any, index: int) -> Any:
+        if response.kind == "fixed":
+            return copy.deepcopy(response.fixed_output)
+        if response.kind == "sequence":
+            item = response.sequence[min(index, len(response.sequence) - 1)]
+            if isinstance(item, MockResponse):  # a step may itself be a mock, answered for this same call
+                return self._respond(tool_name, item, payload, index)
+            return copy.deepcopy(item)
+        if response.kind == "echo":
+            return copy.deepcopy(payload)
+        spec = response.callable_spec or ""
+        function = self._callable(spec)
+        if response.kind == "callable":
+            return function(payload)
+        state = self.state(tool_name)
+        state.call_index = index
+        return function(payload, state)
+
+
+def _find_without_import(module_name: str, project_root: Path | None) -> list[Path] | None:
+    """Files executed by importing `module_name` (package `__init__`s, then the module), found with
+    `PathFinder` one level at a time so no package is imported. None if a level cannot be found this way."""
+    search: list[str] = ([str(project_root)] if project_root is not None else []) + sys.path
+    parts = module_name.split(".")
+    files: list[Path] = []
+    for depth in range(1, len(parts) + 1):
+        name = ".".join(parts[:depth])
+        spec = importlib.machinery.PathFinder.find_spec(name, search)
+        if spec is None:
+            return None
+        if spec.origin and spec.has_location:
+            files.append(Path(spec.origin).resolve())
+        if depth < len(parts):
+            locations = spec.submodule_search_locations
+            if locations is None:
+                return None
+            search = list(locations)
+    return files
+
+
+def mock_source_files(response: MockResponse | None, project_root: Path | None = None) -> list[Path]:
+    """The source file(s) of the module a callable / stateful_callable mock names, for hashing.
+
+    Found without executing the module where possible (a path search level by level). Includes the `__init__.py`
+    of each enclosing package, since importing runs them too. Modules the callable itself imports are not
+    followed. Other mock kinds, or a module that cannot be located, give [].
+    """
+    if response is not None and response.kind == "sequence":
+        nested = [mock_source_files(item, project_root) for item in response.sequence if isinstance(item, MockResponse)]
+        return list(dict.fromkeys(path for paths in nested for path in paths))
+    if response is None or response.kind not in ("callable", "stateful_callable") or not response.callable_spec:
+        return []
+    module_name, _ = _split_spec(response.callable_spec)
+    found = _find_without_import(module_name, project_root)
+    if found is not None:
+        return list(dict.fromkeys(found))
+    loaded = sys.modules.get(module_name)
+    if loaded is not None and getattr(loaded, "__file__", None):
+        return [Path(loaded.__file__).resolve()]
+    with _on_path(project_root):
+        try:  # may import parent packages (e.g. a meta-path finder for editable installs)
+            spec = importlib.util.find_spec(module_name)
+        except Exception:
+            return []
+    if spec is not None and spec.origin and spec.has_location:
+        return [Path(spec.origin).resolve()]
+    return []
