@@ -1,0 +1,48 @@
+"""`oac info`: what a registry holds (configs, templates, agents, mock profiles) and the known dialects."""
+
+import click
+
+from open_agent_compiler.cli.errors import one_line_errors
+from open_agent_compiler.compiler.dialects import DIALECTS
+from open_agent_compiler.model.factory import load_registry
+from open_agent_compiler.model.registry import AgentRegistry
+
+
+def registry_lines(registry: AgentRegistry) -> list[str]:
+    lines = ["configs:"]
+    for config in registry.list_compilation_configs():
+        postfix = f", postfix {config.postfix!r}" if config.postfix else ""
+        overrides = ", ".join(f"{slot}={agent}" for slot, agent in config.slot_overrides.items())
+        lines.append(f"  {config.name}: template {config.template_name}{postfix}"
+                     + (f", overrides {overrides}" if overrides else ""))
+    lines.append("templates:")
+    for template in registry.list_templates():
+        slots = ", ".join(f"{slot.name}={slot.default_agent_id}" for slot in template.slots)
+        lines.append(f"  {template.name}: {slots or 'no slots'}")
+    lines.append("agents:")
+    for agent in registry.list_agents():
+        model = agent.model_parameters.model_name if agent.model_parameters else "default model"
+        lines.append(f"  {agent.name} (id {agent.agent_id}, {model})")
+    lines.append("mock profiles:")
+    for profile in registry.list_mock_profiles():
+        lines.append(f"  {profile.name}: {', '.join(profile.responses) or 'no tools'}")
+    return lines
+
+
+def dialect_lines() -> list[str]:
+    return ["dialects:"] + [
+        f"  {name}: agents in {dialect.agents_dir}/*{dialect.agent_suffix}, skills in {dialect.skills_dir}/"
+        for name, dialect in DIALECTS.items()
+    ]
+
+
+@click.command("info")
+@click.argument("factory", required=False)
+@click.option("--dialects", "show_dialects", is_flag=True, help="Also list the dialects oac compiles for.")
+@one_line_errors
+def info_command(factory: str | None, show_dialects: bool) -> None:
+    """Show what FACTORY (module:callable) registers; without FACTORY, list the dialects."""
+    lines = registry_lines(load_registry(factory)) if factory else []
+    if show_dialects or not factory:
+        lines += dialect_lines()
+    click.echo("\n".join(lines))

@@ -1,0 +1,1 @@
+"""Compile a resolved config into harness files, in memory; `writer` is the one module that touches disk."""

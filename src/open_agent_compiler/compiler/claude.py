@@ -1,0 +1,180 @@
+"""Claude Code: `.claude/agents/<name>.md` plus permission rules merged into `.claude/settings.json`.
+
+Per agent, the `tools` allowlist says which tools exist at all (`[]` when none: an absent `tools` key would
+inherit every tool) and `permissionMode: dontAsk` turns every permission prompt into a denial, so only what
+the settings rules allow runs. Settings rules are project-wide: `Bash(<pattern>)` for each pattern a tool
+grants (allow → allow, ask → ask, deny → deny), `Edit` when an agent may write or edit, `mcp__<server>` for
+granted MCP servers. An agent without `Bash` in its tools cannot use another agent's bash rules.
+"""
+
+import json
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from open_agent_compiler.compiler.dialect import AgentPlan, FileDialect, csv_items
+from open_agent_compiler.compiler.frontmatter import render_markdown
+from open_agent_compiler.compiler.grants import ACTIONS, Action, strictest
+from open_agent_compiler.compiler.identifiers import check_mcp_server
+from open_agent_compiler.compiler.output import ManagedBlock, SettingsFragment
+from open_agent_compiler.compiler.prompt import read_body_facts
+from open_agent_compiler.errors import OacError
+from open_agent_compiler.model.core.agent import McpServer
+from open_agent_compiler.model.core.capabilities import Capabilities
+
+SETTINGS_PATH = ".claude/settings.json"
+PERMISSION_MODE = "dontAsk"
+# reasoning_effort → Claude's `effort`
+EFFORT = {"minimal": "low", "low": "low", "medium": "medium", "high": "high"}
+# What an agent file without `tools` inherits (the built-ins we reason about).
+INHERITED_TOOLS = ("Bash", "Read", "Grep", "Glob", "Write", "Edit", "Agent", "WebFetch", "WebSearch")
+_AGENT_TOOL = re.compile(r"(?:Agent|Task)(?:\((.*)\))?")
+_BASH_RULE = re.compile(r"Bash\((.*)\)")
+
+
+def tool_list(plan: AgentPlan) -> list[str]:
+    grants = plan.grants
+    tools = ["Bash"] if grants.runs_bash else []
+    tools += ["Read", "Grep", "Glob"] if grants.read else []
+    tools += ["Write"] if grants.write else []
+    tools += ["Edit"] if grants.edit else []
+    tools += [f"Agent({', '.join(grants.subagents)})"] if grants.subagents else []
+    tools += [f"mcp__{check_mcp_server(server.name)}" for server in grants.mcp_servers]
+    return tools
+
+
+def mcp_config(server: McpServer) -> dict[str, Any]:
+    if server.command:
+        config: dict[str, Any] = {"type": "stdio", "command": server.command[0], "args": list(server.command[1:])}
+        if server.environment:
+            config["env"] = dict(server.environment)
+        return config
+    return {"type": "http", "url": server.url or ""}
+
+
+def split_tools(value: Any) -> list[str]:
+    """`tools` as a list: YAML list, or a comma-separated string where commas inside (...) do not split."""
+    if isinstance(value, list):
+        return [str(item).strip() for item in value if str(item).strip()]
+    items, depth, current = [], 0, ""
+    for ch in str(value or ""):
+        depth += {"(": 1, ")": -1}.get(ch, 0)
+        if ch == "," and depth == 0:
+            items.append(current)
+            current = ""
+        else:
+            current += ch
+    items.append(current)
+    return [item.strip() for item in items if item.strip()]
+
+
+class ClaudeDialect(FileDialect):
+    name = "claude"
+    agents_dir = ".claude/agents"
+    agent_suffix = ".md"
+    skills_dir = ".claude/skills"
+
+    def capability_files(self, agent_name: str) -> tuple[str, ...]:
+        return (self.agent_path(agent_name), SETTINGS_PATH)
+
+    def render_agent(self, plan: AgentPlan) -> bytes:
+        agent, grants = plan.agent, plan.grants
+        tools = tool_list(plan)
+        config: dict[str, Any] = {
+            "name": agent.compiled_name,
+            "description": agent.description,
+            "tools": ", ".join(tools) if tools else [],
+        }
+        parameters = agent.model_parameters
+        if parameters is not None:
+            config["model"] = parameters.model_name
+            if parameters.reasoning_effort is not None:
+                config["effort"] = EFFORT[parameters.reasoning_effort]
+        if grants.skills:
+            config["skills"] = list(grants.skills)
+        if grants.mcp_servers:
+            config["mcpServers"] = [{server.name: mcp_config(server)} for server in grants.mcp_servers]
+        config["permissionMode"] = PERMISSION_MODE
+        return render_markdown(config, plan.body)
+
+    def extras(self, plans: list[AgentPlan]) -> tuple[tuple[SettingsFragment, ...], tuple[ManagedBlock, ...]]:
+        rules: dict[str, dict[str, None]] = {"allow": {}, "ask": {}, "deny": {}}
+        for plan in plans:
+            grants = plan.grants
+            for pattern, action in grants.bash:
+                rules[action][f"Bash({pattern})"] = None
+            if grants.write or grants.edit:
+                rules["allow"]["Edit"] = None
+            for server in grants.mcp_servers:
+                rules["allow"][f"mcp__{server.name}"] = None
+        if not any(rules.values()):
+            return (), ()
+        fragment = SettingsFragment(path=SETTINGS_PATH, **{kind: tuple(found) for kind, found in rules.items()})
+        return (fragment,), ()
+
+    def _settings_rules(self, files: Mapping[str, bytes]) -> dict[str, list[Action]]:
+        data = files.get(SETTINGS_PATH)
+        if data is None:
+            return {}
+        try:
+            settings = json.loads(data.decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise OacError(f"{SETTINGS_PATH}: not valid JSON ({exc})") from None
+        permissions = settings.get("permissions", {}) if isinstance(settings, dict) else {}
+        found: dict[str, list[Action]] = {}
+        for kind in ACTIONS:
+            for rule in permissions.get(kind, []) if isinstance(permissions, dict) else []:
+                if isinstance(rule, str):
+                    found.setdefault(rule, []).append(kind)  # type: ignore[arg-type]
+        return found
+
+    def capabilities(self, agent_name: str, files: Mapping[str, bytes]) -> Capabilities:
+        config, body = self.read_agent(agent_name, files)
+        tools = split_tools(config["tools"]) if "tools" in config else list(INHERITED_TOOLS)
+        rules = self._settings_rules(files)
+        mode = config.get("permissionMode", "default")
+        fallback: Action = "deny" if mode == "dontAsk" else "allow" if mode == "bypassPermissions" else "ask"
+
+        def ruled(*names: str, default: Action = fallback) -> Action:
+            return strictest([action for name in names for action in rules.get(name, [])]) or default
+
+        names = {tool.split("(", 1)[0] for tool in tools}
+        bash: dict[str, Action] = {}
+        if "Bash" in names:
+            bash["*"] = ruled("Bash")
+            for rule, actions in rules.items():
+                if match := _BASH_RULE.fullmatch(rule):
+                    bash[match.group(1)] = strictest([*actions, *rules.get("Bash", [])]) or fallback  # deny wins
+        subagents = [
+            name.strip()
+            for tool in tools
+            if (match := _AGENT_TOOL.fullmatch(tool)) and match.group(1)
+            for name in match.group(1).split(",")
+            if name.strip()
+        ]
+        servers = [tool[len("mcp__") :] for tool in tools if tool.startswith("mcp__")]
+        server_actions = {server: ruled(f"mcp__{server}") for server in servers}
+        skills = csv_items(config.get("skills"))
+        permissions: dict[str, Action] = {
+            "read": ruled("Read", default="allow") if "Read" in names else "deny",
+            "write": ruled("Edit", "Write") if "Write" in names else "deny",
+            "edit": ruled("Edit") if "Edit" in names else "deny",
+            "task": "allow" if names & {"Agent", "Task"} else "deny",
+            "skill": "allow" if skills else "deny",
+            "mcp": "allow" if "allow" in server_actions.values() else "deny",
+            "webfetch": ruled("WebFetch") if "WebFetch" in names else "deny",
+            "websearch": ruled("WebSearch") if "WebSearch" in names else "deny",
+        }
+        return Capabilities(
+            agent=agent_name,
+            dialect=self.name,
+            bash=bash,
+            permissions=permissions,
+            tools=read_body_facts(body).tools,
+            skills=tuple(skills),
+            subagents=tuple(subagents),
+            mcp_servers=tuple(server for server, action in server_actions.items() if action == "allow"),
+        )
+
+
+CLAUDE = ClaudeDialect()

@@ -1,0 +1,92 @@
+"""Codex: `.codex/agents/<name>.toml` and a managed block in the root `AGENTS.md` listing the agents.
+
+Only `ALLOWED_KEYS` are written: one unknown key makes Codex ignore the whole file. The prompt body is
+`developer_instructions`. Writes are governed by `sandbox_mode` (read-only unless the agent may write or
+edit); commands, reading, skills, subagents and MCP servers have no per-agent switch in an agent file, so they
+are stated in the instructions and `capabilities` reads them from there.
+"""
+
+import tomllib
+from collections.abc import Mapping
+from typing import Any
+
+import tomli_w
+
+from open_agent_compiler.compiler.dialect import AgentPlan, FileDialect
+from open_agent_compiler.compiler.grants import Action
+from open_agent_compiler.compiler.output import ManagedBlock, SettingsFragment
+from open_agent_compiler.compiler.prompt import item, read_body_facts
+from open_agent_compiler.errors import OacError
+from open_agent_compiler.model.core.capabilities import Capabilities
+
+ALLOWED_KEYS = ("name", "description", "developer_instructions", "model", "model_reasoning_effort", "sandbox_mode")
+AGENTS_MD = "AGENTS.md"
+BLOCK_MARKER = "codex-agents"
+WRITABLE_SANDBOXES = ("workspace-write", "danger-full-access")
+
+
+class CodexDialect(FileDialect):
+    name = "codex"
+    agents_dir = ".codex/agents"
+    agent_suffix = ".toml"
+    skills_dir = ".agents/skills"
+
+    def render_agent(self, plan: AgentPlan) -> bytes:
+        agent, grants = plan.agent, plan.grants
+        head = {"name": agent.compiled_name, "description": agent.description}
+        tail: dict[str, Any] = {}
+        parameters = agent.model_parameters
+        if parameters is not None:
+            tail["model"] = parameters.model_name
+            if parameters.reasoning_effort is not None:
+                tail["model_reasoning_effort"] = parameters.reasoning_effort
+        tail["sandbox_mode"] = "workspace-write" if grants.write or grants.edit else "read-only"
+        # Only the instructions as a readable multi-line string: tomli_w's multi-line form turns CRLF into LF.
+        instructions = {"developer_instructions": plan.body}
+        text = tomli_w.dumps(head) + tomli_w.dumps(instructions, multiline_strings="\r" not in plan.body)
+        return (text + tomli_w.dumps(tail)).encode("utf-8")
+
+    def extras(self, plans: list[AgentPlan]) -> tuple[tuple[SettingsFragment, ...], tuple[ManagedBlock, ...]]:
+        lines = ["## Codex agents", ""]
+        for plan in plans:
+            agent = plan.agent
+            summary = " ".join(agent.description.split())
+            lines += item(f"`{agent.compiled_name}` ({self.agent_path(agent.compiled_name)}): {summary}")
+        return (), (ManagedBlock(path=AGENTS_MD, marker=BLOCK_MARKER, content="\n".join(lines)),)
+
+    def parse_agent(self, path: str, data: bytes) -> tuple[dict[str, Any], str]:
+        try:
+            table = tomllib.loads(data.decode("utf-8"))
+        except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+            raise OacError(f"{path}: not valid TOML ({exc})") from None
+        body = table.get("developer_instructions", "")
+        return table, body if isinstance(body, str) else ""
+
+    def capabilities(self, agent_name: str, files: Mapping[str, bytes]) -> Capabilities:
+        table, body = self.read_agent(agent_name, files)
+        facts = read_body_facts(body)
+        told = facts.permissions
+        sandbox = table.get("sandbox_mode")
+        writes: Action = "allow" if sandbox in WRITABLE_SANDBOXES else "deny"
+        if sandbox is None:
+            writes = "allow" if "allow" in (told.get("write"), told.get("edit")) else "deny"
+        permissions: dict[str, Action] = {
+            "read": told.get("read", "deny" if facts.structured else "allow"),  # Codex can always read
+            "write": writes,
+            "edit": writes,
+            **{key: told.get(key, "deny") for key in ("task", "skill", "mcp", "webfetch", "websearch")},
+        }
+        return Capabilities(
+            agent=agent_name,
+            dialect=self.name,
+            # Codex always has a shell; our instructions restrict it to the listed commands.
+            bash={"*": "deny" if facts.structured else "allow", **facts.bash},
+            permissions=permissions,
+            tools=facts.tools,
+            skills=facts.skills,
+            subagents=facts.subagents,
+            mcp_servers=facts.mcp_servers,
+        )
+
+
+CODEX = CodexDialect()

@@ -1,0 +1,79 @@
+"""What one compiled agent may do, computed once from its resolved definition; every dialect renders this.
+
+Deny by default: an agent gets only the bash patterns its reachable tools grant, read/write/edit only when
+`tool_permissions` switches them on, its own subagents and skills, and its MCP servers only with `mcp`.
+"""
+
+from collections.abc import Iterable
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from open_agent_compiler.errors import OacError
+from open_agent_compiler.model.core.agent import McpServer
+from open_agent_compiler.model.registry import ResolvedAgent
+
+Action = Literal["allow", "ask", "deny"]
+ACTIONS: tuple[Action, ...] = ("allow", "ask", "deny")  # least to most restrictive
+
+
+def strictest(actions: Iterable[Action]) -> Action | None:
+    """The most restrictive of `actions` (None for none): deny beats ask beats allow."""
+    return max(actions, key=ACTIONS.index, default=None)
+
+
+class AgentGrants(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    bash: tuple[tuple[str, Action], ...]  # (pattern, action), first-seen order, strictest action per pattern
+    read: bool
+    write: bool
+    edit: bool
+    subagents: tuple[str, ...]  # compiled names
+    skills: tuple[str, ...]
+    mcp_servers: tuple[McpServer, ...]  # granted servers only (empty unless `mcp` is on)
+
+    @property
+    def runs_bash(self) -> bool:
+        """True when at least one pattern is allowed or asked: only then does the agent get a shell."""
+        return any(action != "deny" for _, action in self.bash)
+
+    def permission_summary(self) -> dict[str, Action]:
+        """Built-in permission keys and their action, the same for every dialect."""
+        def flag(on: bool) -> Action:
+            return "allow" if on else "deny"
+
+        return {
+            "read": flag(self.read),
+            "write": flag(self.write),
+            "edit": flag(self.edit),
+            "task": flag(bool(self.subagents)),
+            "skill": flag(bool(self.skills)),
+            "mcp": flag(bool(self.mcp_servers)),
+            "webfetch": "deny",
+            "websearch": "deny",
+        }
+
+
+def _check_pattern(pattern: str, tool: str) -> str:
+    if not pattern.strip() or any(ord(ch) < 32 for ch in pattern):
+        raise OacError(f"tool {tool!r}: bash pattern {pattern!r} must be one non-empty line")
+    return pattern
+
+
+def agent_grants(agent: ResolvedAgent) -> AgentGrants:
+    bash: dict[str, Action] = {}
+    for reachable in agent.tools:
+        for pattern, action in reachable.tool.permission_rules():
+            _check_pattern(pattern, reachable.tool.name)
+            bash[pattern] = strictest([action, bash.get(pattern, action)]) or action
+    permissions = agent.definition.permissions
+    return AgentGrants(
+        bash=tuple(bash.items()),
+        read=permissions.read,
+        write=permissions.write,
+        edit=permissions.edit,
+        subagents=agent.subagents,
+        skills=tuple(dict.fromkeys(skill.name for skill in agent.definition.skills)),
+        mcp_servers=tuple(agent.definition.mcp_servers) if permissions.mcp else (),
+    )

@@ -1,0 +1,93 @@
+"""Pi with `@tintinweb/pi-subagents`: `.pi/agents/<name>.md`.
+
+`tools` is a comma-separated string of Pi's built-ins; `skills` is a comma-separated string or `none` (an
+absent `skills` would inherit every skill). Pi has no per-command bash rules, no subagent allowlist and no MCP:
+those are stated in the prompt body only, and `capabilities` reads them from there.
+"""
+
+from collections.abc import Mapping
+from typing import Any
+
+from open_agent_compiler.compiler.dialect import AgentPlan, FileDialect, csv_items
+from open_agent_compiler.compiler.frontmatter import render_markdown
+from open_agent_compiler.compiler.grants import Action
+from open_agent_compiler.compiler.prompt import read_body_facts
+from open_agent_compiler.model.core.capabilities import Capabilities
+
+READ_TOOLS = ("read", "grep", "find", "ls")
+DEFAULT_TOOLS = ("read", "bash", "edit", "write", "grep", "find", "ls")  # what an absent `tools` gives
+NOTHING = "none"
+
+
+def tool_names(plan: AgentPlan) -> list[str]:
+    grants = plan.grants
+    tools = list(READ_TOOLS) if grants.read else []
+    tools += ["bash"] if grants.runs_bash else []
+    tools += ["edit"] if grants.edit else []
+    tools += ["write"] if grants.write else []
+    return tools
+
+
+def _items(value: Any, absent: tuple[str, ...]) -> list[str]:
+    if value is None:
+        return list(absent)
+    items = csv_items(value)
+    return [] if items == [NOTHING] else items
+
+
+class PiDialect(FileDialect):
+    name = "pi"
+    agents_dir = ".pi/agents"
+    agent_suffix = ".md"
+    skills_dir = ".pi/skills"
+
+    def render_agent(self, plan: AgentPlan) -> bytes:
+        agent = plan.agent
+        config: dict[str, Any] = {
+            "name": agent.compiled_name,
+            "description": agent.description,
+            "tools": ", ".join(tool_names(plan)) or NOTHING,
+        }
+        parameters = agent.model_parameters
+        if parameters is not None:
+            config["model"] = parameters.model_name
+            if parameters.reasoning_effort is not None:
+                config["thinking"] = parameters.reasoning_effort
+        config["skills"] = ", ".join(plan.grants.skills) or NOTHING
+        config["prompt_mode"] = "replace"
+        return render_markdown(config, plan.body)
+
+    def capabilities(self, agent_name: str, files: Mapping[str, bytes]) -> Capabilities:
+        config, body = self.read_agent(agent_name, files)
+        facts = read_body_facts(body)
+        tools = set(_items(config.get("tools"), DEFAULT_TOOLS))
+
+        def has(tool: str) -> Action:
+            return "allow" if tool in tools else "deny"
+
+        told = facts.permissions
+        skills = _items(config.get("skills"), ())
+        permissions: dict[str, Action] = {
+            "read": has("read"),
+            "write": has("write"),
+            "edit": has("edit"),
+            "task": told.get("task", "deny"),
+            "skill": "allow" if skills or "skills" not in config else "deny",
+            "mcp": told.get("mcp", "deny"),
+            "webfetch": "deny",
+            "websearch": "deny",
+        }
+        return Capabilities(
+            agent=agent_name,
+            dialect=self.name,
+            # Pi runs any command once `bash` is granted; our bodies restrict it to the listed commands.
+            bash={"*": "deny" if facts.structured else "allow", **facts.bash} if "bash" in tools else {},
+            permissions=permissions,
+            tools=facts.tools,
+            skills=tuple(skills),
+            subagents=facts.subagents,
+            mcp_servers=facts.mcp_servers,
+        )
+
+
+PI = PiDialect()

@@ -1,0 +1,182 @@
+"""Every dialect's compiled files parse back, carry the keys their harness needs and no others."""
+
+import json
+import tomllib
+
+import pytest
+import yaml
+from oac_builders import DIALECT_NAMES
+
+from open_agent_compiler.compiler.claude import SETTINGS_PATH
+from open_agent_compiler.compiler.codex import ALLOWED_KEYS as CODEX_KEYS
+from open_agent_compiler.compiler.dialect import Dialect
+from open_agent_compiler.compiler.dialects import DIALECTS, get_dialect
+from open_agent_compiler.compiler.frontmatter import parse_markdown
+from open_agent_compiler.compiler.opencode import ALLOWED_KEYS as OPENCODE_KEYS
+from open_agent_compiler.errors import OacError
+from open_agent_compiler.model.registry import ResolvedConfig
+
+
+def frontmatter(data: bytes) -> dict:
+    text = data.decode()
+    assert text.startswith("---\n")
+    _, yaml_text, _ = text.split("---\n", 2)
+    return yaml.safe_load(yaml_text)
+
+
+def test_table_lists_the_four_dialects_and_each_implements_the_protocol() -> None:
+    assert list(DIALECTS) == list(DIALECT_NAMES)
+    for name, dialect in DIALECTS.items():
+        assert isinstance(dialect, Dialect) and dialect.name == name
+
+
+def test_unknown_dialect_names_the_known_ones() -> None:
+    with pytest.raises(OacError, match="unknown dialect 'cursor'; known: opencode, claude, pi, codex"):
+        get_dialect("cursor")
+
+
+@pytest.mark.parametrize("name", DIALECT_NAMES)
+def test_agent_files_land_where_the_harness_looks(name: str, team: ResolvedConfig) -> None:
+    dialect = DIALECTS[name]
+    paths = {f.path for f in dialect.compile(team).files}
+    for slot in ("primary", "researcher", "writer"):
+        assert f"{dialect.agents_dir}/{slot}{dialect.agent_suffix}" in paths
+    assert f"{dialect.skills_dir}/summarize/SKILL.md" in paths
+    assert "scripts/stats.py" in paths
+
+
+def test_opencode_frontmatter_uses_only_allowed_keys_and_denies_by_default(team: ResolvedConfig) -> None:
+    files = DIALECTS["opencode"].compile(team).file_map()
+    primary = frontmatter(files[".opencode/agents/primary.md"])
+    researcher = frontmatter(files[".opencode/agents/researcher.md"])
+    for config in (primary, researcher):
+        assert set(config) <= set(OPENCODE_KEYS)
+    assert primary["mode"] == "primary" and researcher["mode"] == "subagent"
+    assert primary["model"] == "prov/model-l" and primary["temperature"] == 0.2
+    assert "temperature" not in researcher
+    permission = primary["permission"]
+    assert permission["bash"] == {"*": "deny", "rg *": "allow", "git log *": "allow"}  # via the skill's step
+    assert permission["task"] == {"*": "deny", "researcher": "allow", "writer": "allow"}
+    assert permission["skill"] == {"*": "deny", "summarize": "allow"}
+    assert permission["docs_*"] == "allow"
+    assert permission["edit"] == "deny" and permission["webfetch"] == "deny"
+    assert researcher["permission"]["bash"] == {"*": "deny", "rg *": "allow", "git log *": "allow"}
+    assert list(researcher["permission"]["bash"])[0] == "*"  # last match wins: the catch-all goes first
+    assert researcher["permission"]["task"] == "deny"
+    writer = frontmatter(files[".opencode/agents/writer.md"])
+    assert writer["permission"]["edit"] == "allow" and writer["permission"]["read"] == "deny"
+
+
+def test_claude_agent_has_name_tools_and_settings_rules(team: ResolvedConfig) -> None:
+    output = DIALECTS["claude"].compile(team)
+    files = output.file_map()
+    primary = frontmatter(files[".claude/agents/primary.md"])
+    assert primary["name"] == "primary" and primary["description"] == "lead agent"
+    assert primary["tools"] == "Bash, Read, Grep, Glob, Agent(researcher, writer), mcp__docs"
+    assert primary["skills"] == ["summarize"] and primary["effort"] == "high"
+    assert primary["mcpServers"] == [{"docs": {"type": "stdio", "command": "npx", "args": ["docs-server"]}}]
+    assert primary["permissionMode"] == "dontAsk" and "temperature" not in primary
+    assert frontmatter(files[".claude/agents/researcher.md"])["tools"] == "Bash, Read, Grep, Glob"
+    settings = json.loads(files[SETTINGS_PATH])
+    assert settings == {"permissions": {"allow": ["Bash(rg *)", "Bash(git log *)", "mcp__docs",
+                                                  "Bash(python3 scripts/stats.py)", "Edit"]}}
+
+
+def test_claude_agent_without_tools_gets_an_empty_list_not_everything() -> None:
+    from oac_builders import agent
+
+    from open_agent_compiler.model.core.template import CompilationConfig, TemplateSlot, TemplateTree
+    from open_agent_compiler.model.registry import AgentRegistry
+
+    reg = AgentRegistry()
+    reg.register_agent("quiet", agent("quiet"))
+    reg.register_template(TemplateTree(name="t", slots=[TemplateSlot(name="primary", default_agent_id="quiet")]))
+    reg.create_compilation_config(CompilationConfig(name="c", template_name="t"))
+    output = DIALECTS["claude"].compile(reg.resolve_config("c"))
+    assert frontmatter(output.file_map()[".claude/agents/primary.md"])["tools"] == []
+    assert output.settings == ()
+
+
+def test_claude_ask_and_deny_patterns_go_to_their_lists() -> None:
+    from oac_builders import agent, bash_tool
+
+    from open_agent_compiler.model.core.template import CompilationConfig, TemplateSlot, TemplateTree
+    from open_agent_compiler.model.registry import AgentRegistry
+
+    reg = AgentRegistry()
+    reg.register_agent("a", agent("a", extra_tools=[bash_tool("push", "git push *", value="ask"),
+                                                    bash_tool("rm", "rm *", value="deny")]))
+    reg.register_template(TemplateTree(name="t", slots=[TemplateSlot(name="primary", default_agent_id="a")]))
+    reg.create_compilation_config(CompilationConfig(name="c", template_name="t"))
+    fragment = DIALECTS["claude"].compile(reg.resolve_config("c")).settings[0]
+    assert fragment.allow == () and fragment.ask == ("Bash(git push *)",) and fragment.deny == ("Bash(rm *)",)
+
+
+def test_pi_tools_and_skills_are_comma_strings(team: ResolvedConfig) -> None:
+    files = DIALECTS["pi"].compile(team).file_map()
+    primary = frontmatter(files[".pi/agents/primary.md"])
+    assert primary["name"] == "primary" and primary["prompt_mode"] == "replace"
+    assert primary["tools"] == "read, grep, find, ls, bash" and primary["skills"] == "summarize"
+    assert primary["thinking"] == "high" and primary["model"] == "prov/model-l"
+    writer = frontmatter(files[".pi/agents/writer.md"])
+    assert writer["tools"] == "bash, edit, write" and writer["skills"] == "none"
+    assert set(primary) <= {"name", "description", "tools", "model", "thinking", "skills", "prompt_mode"}
+
+
+def test_codex_toml_has_only_allowed_keys_and_agents_md_block(team: ResolvedConfig) -> None:
+    output = DIALECTS["codex"].compile(team)
+    files = output.file_map()
+    for slot, sandbox in (("primary", "read-only"), ("researcher", "read-only"), ("writer", "workspace-write")):
+        table = tomllib.loads(files[f".codex/agents/{slot}.toml"].decode())
+        assert set(table) <= set(CODEX_KEYS)
+        assert {"name", "description", "developer_instructions"} <= set(table)
+        assert table["name"] == slot and table["sandbox_mode"] == sandbox
+    primary = tomllib.loads(files[".codex/agents/primary.toml"].decode())
+    assert primary["model_reasoning_effort"] == "high" and "### Tool: search" in primary["developer_instructions"]
+    agents_md = files["AGENTS.md"].decode()
+    assert "<!-- oac:begin codex-agents" in agents_md and "`writer` (.codex/agents/writer.toml)" in agents_md
+
+
+@pytest.mark.parametrize("name", DIALECT_NAMES)
+def test_skill_files_have_name_and_description(name: str, team: ResolvedConfig) -> None:
+    dialect = DIALECTS[name]
+    data = dialect.compile(team).file_map()[f"{dialect.skills_dir}/summarize/SKILL.md"]
+    config, body = parse_markdown(data, "SKILL.md")
+    assert config == {"name": "summarize", "description": "Summarize findings."}
+    assert "1. Collect: Search first." in body and "Tools: `search`" in body and "Be brief." in body
+
+
+@pytest.mark.parametrize("name", DIALECT_NAMES)
+def test_bodies_say_the_same_thing_in_every_dialect(name: str, team: ResolvedConfig) -> None:
+    dialect = DIALECTS[name]
+    opencode = DIALECTS["opencode"]
+    for slot in ("primary", "researcher", "writer"):
+        here = dialect.compile(team).file_map()
+        there = opencode.compile(team).file_map()
+        _, body = dialect.parse_agent("x", here[f"{dialect.agents_dir}/{slot}{dialect.agent_suffix}"])
+        _, reference = opencode.parse_agent("x", there[f".opencode/agents/{slot}.md"])
+        assert body == reference
+
+
+def test_body_documents_tools_skills_subagents_and_mcp(team: ResolvedConfig) -> None:
+    files = DIALECTS["opencode"].compile(team).file_map()
+    _, body = parse_markdown(files[".opencode/agents/primary.md"], "primary")
+    for text in ("### Tool: search", "### Skill: summarize", "- `researcher`: researcher agent",
+                 "- `docs`: Docs. (command: npx docs-server)", "- read: allow", "- write: deny"):
+        assert text in body
+    _, body = parse_markdown(files[".opencode/agents/writer.md"], "writer")
+    assert "### Tool: stats" in body and "- `python3 scripts/stats.py` (allow)" in body
+    assert "Input schema:" in body
+
+
+def test_subagents_use_postfixed_names(make_team) -> None:  # type: ignore[no-untyped-def]
+    files = DIALECTS["opencode"].compile(make_team("-dev")).file_map()
+    primary = frontmatter(files[".opencode/agents/primary-dev.md"])
+    assert primary["permission"]["task"] == {"*": "deny", "researcher-dev": "allow", "writer-dev": "allow"}
+    _, body = parse_markdown(files[".opencode/agents/primary-dev.md"], "p")
+    assert "- `writer-dev`:" in body
+
+
+def test_script_is_executable_when_it_has_a_shebang(team: ResolvedConfig) -> None:
+    script = next(f for f in DIALECTS["pi"].compile(team).files if f.path == "scripts/stats.py")
+    assert script.executable and script.content.startswith(b"#!")
