@@ -5,6 +5,7 @@ from typing import Any
 
 import xxhash
 from pydantic import BaseModel
+from pydantic_core import PydanticSerializationError
 
 
 def digest_bytes(data: bytes) -> str:
@@ -18,5 +19,18 @@ def canonical_json(value: Any) -> str:
 
 
 def digest(value: Any) -> str:
-    """Digest of a model or JSON-able value; equal content gives an equal digest across runs."""
+    """Digest of a model or JSON-able value; equal content gives an equal digest across runs.
+
+    Models are serialized by pydantic's Rust serializer in field order (stable for a given definition);
+    plain values go through sorted-key JSON.
+    """
+    if isinstance(value, BaseModel):
+        return digest_model(value)
     return digest_bytes(canonical_json(value).encode())
+
+
+def digest_model(model: BaseModel, exclude: set[str] | None = None) -> str:
+    try:
+        return digest_bytes(model.model_dump_json(exclude=exclude).encode())
+    except PydanticSerializationError:  # an exotic value inside an `Any` field: fall back to lenient JSON
+        return digest_bytes(canonical_json(model.model_dump(mode="python", exclude=exclude)).encode())

@@ -90,6 +90,7 @@ class AgentRegistry:
 
     def __init__(self) -> None:
         self._agents: dict[str, RegisteredAgent] = {}
+        self._agent_names: set[str] = set()
         self._templates: dict[str, TemplateTree] = {}
         self._configs: dict[str, CompilationConfig] = {}
         self._mock_profiles: dict[str, MockProfile] = {}
@@ -102,9 +103,10 @@ class AgentRegistry:
         agent_id = check_segment(definition.header.agent_id, "agent_id")
         if agent_id in self._agents:
             raise RegistryError(f"agent_id {agent_id!r} is already registered (as {self._agents[agent_id].name!r})")
-        if any(a.name == name for a in self._agents.values()):
+        if name in self._agent_names:
             raise RegistryError(f"agent name {name!r} is already registered")
         self._agents[agent_id] = RegisteredAgent(name=name, definition=definition, model_parameters=model_parameters)
+        self._agent_names.add(name)
         return agent_id
 
     def register_template(self, template: TemplateTree) -> str:

@@ -1,0 +1,41 @@
+"""`oac test`: run capability, tool and agent tests as a doit task graph."""
+
+import sys
+from pathlib import Path
+
+import click
+
+from open_agent_compiler.cli.errors import one_line_errors
+from open_agent_compiler.compiler.dialects import DIALECTS
+from open_agent_compiler.tasks.run import run_tests
+from open_agent_compiler.tasks.settings import build_options
+from open_agent_compiler.testing.discovery import KINDS
+
+
+@click.command("test")
+@click.argument("factory", required=False)
+@click.option("--config", "config", help="Compilation config to test (default: [tool.oac] config).")
+@click.option("--dialect", type=click.Choice(sorted(DIALECTS)), help="Dialect whose compiled artifact capability tests inspect (default opencode).")
+@click.option("--results", type=click.Path(path_type=Path), help="JSONL results file (default .oac/test_results.jsonl).")
+@click.option("--force", is_flag=True, default=None, help="Run every test, ignoring green state.")
+@click.option("--filter", "filter_", help="Only tests whose name or id contains this text.")
+@click.option("--kind", type=click.Choice(KINDS), help="Only tests of this kind.")
+@click.option("--variant", help="Variant label, part of every test's key and record.")
+@click.option("-n", "--jobs", type=click.IntRange(min=1), help="Run tests in N processes.")
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), help="Seconds a real handler may run (default 60).")
+@click.option("--hermetic", is_flag=True, default=None, help="Fail any test that would run a real handler (also OAC_HERMETIC=1).")
+@click.option("--junit", type=click.Path(path_type=Path), help="Also write JUnit XML here.")
+@click.option("--explain", is_flag=True, default=None, help="Say why each test runs or is skipped.")
+@click.option("-v", "--verbose", is_flag=True, default=None, help="Print a line for every test.")
+@one_line_errors
+def test_command(factory: str | None, config: str | None, dialect: str | None, results: Path | None,
+                 force: bool | None, filter_: str | None, kind: str | None, variant: str | None,
+                 jobs: int | None, timeout: float | None, hermetic: bool | None, junit: Path | None,
+                 explain: bool | None, verbose: bool | None) -> None:
+    """Run the tests of FACTORY (module:callable returning an AgentRegistry) for one config."""
+    options = build_options(Path.cwd(), {
+        "factory": factory, "config": config, "dialect": dialect, "results": results, "force": force,
+        "filter": filter_, "kind": kind, "variant": variant, "jobs": jobs, "timeout": timeout,
+        "hermetic": hermetic, "junit": junit, "explain": explain, "verbose": verbose,
+    })
+    sys.exit(run_tests(options))

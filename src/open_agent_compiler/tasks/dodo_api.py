@@ -1,0 +1,31 @@
+"""What a project's dodo.py imports so that `doit test` runs the very graph `oac test` runs."""
+
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from open_agent_compiler.errors import OacError
+from open_agent_compiler.tasks.graph import TestPlan
+from open_agent_compiler.tasks.reporter import OacReporter
+from open_agent_compiler.tasks.settings import STATE_DB, STATE_DIR, build_options
+
+DOIT_CONFIG: dict[str, Any] = {
+    "dep_file": f"{STATE_DIR}/{STATE_DB}",
+    "backend": "oac",
+    "continue": True,
+    "verbosity": 0,
+    "reporter": OacReporter,
+}
+
+
+def task_test() -> Iterator[dict[str, Any]]:
+    """oac tests of the config named in [tool.oac] (pyproject.toml); green tests are skipped."""
+    try:
+        # doit's own --always-execute must also bypass the green state the plan reads before doit runs
+        forced = any(arg in ("-a", "--always-execute") for arg in sys.argv[1:])
+        plan = TestPlan(build_options(Path.cwd(), {"force": True if forced else None}))
+    except OacError as exc:
+        print(f"oac: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
+    yield from plan.task_dicts()

@@ -1,0 +1,185 @@
+"""The task graph: one compile task per (config, dialect), one task per discovered test.
+
+A test task is up to date iff its last run under the same key passed; its key folds in everything that can
+change its result (see `testing.keys`). Failed runs leave no green state, so they always run again.
+"""
+
+import re
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import xxhash
+from doit.exceptions import TaskFailed
+from doit.globals import Globals
+
+from open_agent_compiler.compiler.dialects import get_dialect
+from open_agent_compiler.compiler.writer import write_output
+from open_agent_compiler.model.factory import load_registry
+from open_agent_compiler.model.hashing import digest, digest_bytes
+from open_agent_compiler.testing.discovery import TestCase, discover, select
+from open_agent_compiler.testing.keys import FileDigests, KeyParts, key_parts
+from open_agent_compiler.testing.results import TestOutcome, now_iso
+from open_agent_compiler.testing.runner import RunSettings, run_case
+from open_agent_compiler.tasks.settings import TestOptions
+
+TEST_GROUP = "test"
+COMPILE_GROUP = "oac_compile"
+_UNSAFE = re.compile(r"[^A-Za-z0-9_.:/@+-]")
+_PLANS: dict[str, "TestPlan"] = {}  # run_id → plan, so a reporter built by doit can find its run
+
+
+def task_name(config: str, test_id: str) -> str:
+    """A doit-safe, stable name: readable where possible, with a digest suffix where characters were replaced."""
+    raw = f"{config}:{test_id}"
+    safe = _UNSAFE.sub("_", raw)
+    return safe if safe == raw else f"{safe}~{xxhash.xxh32_hexdigest(raw)}"
+
+
+class GreenCheck:
+    """doit `uptodate` callable: up to date iff the saved run had this key and passed."""
+
+    def __init__(self, key: str) -> None:
+        self.key = key
+
+    def __call__(self, task: Any, values: dict[str, Any]) -> bool:
+        return values.get("key") == self.key and values.get("status") == "pass"
+
+
+class CompiledCheck:
+    def __init__(self, key: str) -> None:
+        self.key = key
+
+    def __call__(self, task: Any, values: dict[str, Any]) -> bool:
+        return values.get("compiled") == self.key
+
+
+class TestPlan:
+    """Everything one run needs, computed once: resolved config, tests, compiled output, keys."""
+
+    __test__ = False
+
+    def __init__(self, options: TestOptions) -> None:
+        self.options = options
+        self.run_id = uuid.uuid4().hex
+        root = options.root
+        registry = load_registry(options.factory, str(root))
+        self.resolved = registry.resolve_config(options.config)
+        self.dialect = get_dialect(options.dialect)
+        self.cases = select(discover(self.resolved), kind=options.kind, text=options.filter)
+        self.settings = RunSettings(project_root=root, build_dir=options.build_dir, dialect=options.dialect,
+                                    timeout=options.timeout, hermetic=options.hermetic)
+        self.compile_task = f"{COMPILE_GROUP}:{task_name(options.config, options.dialect)}"
+        self.needs_compile = any(case.kind != "tool" for case in self.cases)
+        self.output = self.dialect.compile(self.resolved, source_root=root) if self.needs_compile else None
+        contents = self.output.file_map() if self.output is not None else {}
+        self.compiled_paths = sorted(contents)
+        self.compiled_key = digest([(path, digest_bytes(contents[path])) for path in self.compiled_paths])
+        self.artifact_paths: dict[str, tuple[str, ...]] = {}
+        self.artifact_digests: dict[str, str] = {}
+        if self.output is not None:
+            for agent in self.resolved.agents:
+                paths = self.dialect.capability_files(agent.compiled_name)
+                self.artifact_paths[agent.compiled_name] = paths
+                self.artifact_digests[agent.compiled_name] = digest(
+                    [(p, digest_bytes(contents[p])) for p in paths if p in contents])
+        files = FileDigests(root)
+        self.parts: dict[str, KeyParts] = {
+            case.test_id: key_parts(case, resolved=self.resolved, files=files, artifact_digests=self.artifact_digests,
+                                    dialect=options.dialect, variant=options.variant)
+            for case in self.cases
+        }
+        self.by_id = {case.test_id: case for case in self.cases}
+        self.green: dict[str, str] = {}
+        _PLANS[self.run_id] = self
+
+    # task dictionaries (doit's dodo format) -------------------------------------------------------------------
+    def green_from_state(self) -> dict[str, str]:
+        """test_id → time of the green run each up-to-date test matches, read from doit's dependency DB.
+
+        These tests are settled before doit starts, so a warm run costs one dict lookup per test instead of
+        doit's per-task machinery; failed or changed tests become tasks as usual.
+        """
+        manager = Globals.dep_manager
+        if manager is None or self.options.force:
+            return {}
+        green = {}
+        for case in self.cases:
+            values = manager.get_values(f"{TEST_GROUP}:{task_name(self.options.config, case.test_id)}")
+            if GreenCheck(self.parts[case.test_id].key())(None, values):
+                green[case.test_id] = values.get("at", "an earlier run")
+        return green
+
+    def task_dicts(self) -> Iterator[dict[str, Any]]:
+        self.green = self.green_from_state()
+        pending = [case for case in self.cases if case.test_id not in self.green]
+        if any(case.kind != "tool" for case in pending):
+            assert self.output is not None
+            yield {
+                "basename": COMPILE_GROUP,
+                "name": task_name(self.options.config, self.options.dialect),
+                "doc": f"compile config {self.options.config!r} for {self.options.dialect}",
+                "actions": [(compile_action, [self.run_id])],
+                "uptodate": [CompiledCheck(self.compiled_key)],
+                "targets": [str(self.options.build_dir / path) for path in self.compiled_paths],
+                "meta": {"oac_compile": {"run_id": self.run_id}},
+                "verbosity": 0,
+            }
+        for case in pending:
+            yield self._test_task(case)
+
+    def _test_task(self, case: TestCase) -> dict[str, Any]:
+        parts = self.parts[case.test_id]
+        task: dict[str, Any] = {
+            "name": task_name(self.options.config, case.test_id),
+            "doc": f"{case.kind} test {case.name!r} on {case.target_name!r}",
+            "actions": [(test_action, [self.run_id, case.test_id])],
+            "uptodate": [GreenCheck(parts.key())],
+            "meta": {"oac": {"run_id": self.run_id, "test_id": case.test_id}},
+            "verbosity": 0,
+        }
+        if case.kind != "tool":
+            task["task_dep"] = [self.compile_task]
+        return task
+
+    def model_name(self, case: TestCase) -> str | None:
+        if case.slot is None:
+            return None
+        params = self.resolved.agent(case.slot).model_parameters
+        return params.model_name if params else None
+
+
+def plan_for(run_id: str) -> TestPlan:
+    return _PLANS[run_id]
+
+
+def active_plans() -> list[TestPlan]:
+    return list(_PLANS.values())
+
+
+# actions: module-level so that doit's process pool can run them ---------------------------------------------
+def compile_action(run_id: str) -> dict[str, str]:
+    plan = plan_for(run_id)
+    assert plan.output is not None
+    write_output(plan.output, plan.options.build_dir, dialect=plan.options.dialect)
+    return {"compiled": plan.compiled_key}
+
+
+def test_action(run_id: str, test_id: str, task: Any) -> dict[str, Any] | TaskFailed:
+    plan = plan_for(run_id)
+    case = plan.by_id[test_id]
+    started = time.perf_counter()
+    try:
+        outcome = run_case(case, plan.resolved, plan.settings, plan.artifact_paths.get(case.target_name, ()))
+    except Exception as exc:  # noqa: BLE001 - one broken test must not stop the run
+        outcome = TestOutcome(status="fail", score=0.0, skip_reason=f"internal error: {type(exc).__name__}: {exc}",
+                              duration_s=time.perf_counter() - started)
+    finished = now_iso()
+    task.meta["oac_outcome"] = outcome.model_dump(mode="json")
+    task.meta["oac_finished"] = finished
+    if outcome.status == "fail":
+        return TaskFailed(outcome.first_failure())
+    parts = plan.parts[test_id]
+    return {"key": parts.key(), "status": outcome.status, "at": finished, "parts": parts.model_dump(mode="json")}

@@ -1,0 +1,210 @@
+"""The doit reporter: prints one line per test, appends one JSONL record per executed test as soon as it
+finishes (in the main process, also under `-n`), and prints the summary."""
+
+import sys
+from typing import Any, TextIO
+
+from doit.dependency import Dependency
+from doit.globals import Globals
+
+from open_agent_compiler.model.core.evaluator import EvaluatorResult
+from open_agent_compiler.testing.results import ResultsLog, TestOutcome, TestRecord, now_iso
+from open_agent_compiler.tasks.backend import OacStateDB
+from open_agent_compiler.tasks.graph import TestPlan, active_plans, plan_for
+
+
+class RunTally:
+    """Counts and per-test outcomes of one run, for the summary, JUnit and the exit code."""
+
+    def __init__(self) -> None:
+        self.discovered = 0
+        self.passed = 0
+        self.failed = 0
+        self.skipped = 0
+        self.not_runnable = 0
+        self.failures: list[tuple[str, str]] = []  # (test id, first failing evidence)
+        self.rows: list[tuple[str, str, str, float, str]] = []  # (test id, name, status, duration, message)
+        self.errors: list[str] = []
+
+    def summary(self) -> str:
+        return (f"oac test: discovered={self.discovered} passed={self.passed} failed={self.failed} "
+                f"skipped={self.skipped} not_runnable={self.not_runnable}")
+
+
+def _dep_manager() -> Dependency | None:
+    return Globals.dep_manager
+
+
+def _saved_values(task_name: str) -> dict[str, Any]:
+    manager = _dep_manager()
+    return manager.get_values(task_name) if manager is not None else {}
+
+
+def _failed_last(task_name: str) -> bool:
+    manager = _dep_manager()
+    backend = getattr(manager, "backend", None)
+    return isinstance(backend, OacStateDB) and backend.failed_last(task_name)
+
+
+class OacReporter:
+    """doit reporter interface. Built by us for `oac test`, or by doit (class in DOIT_CONFIG) for `doit test`."""
+
+    desc = "oac test results: lines, JSONL records, summary"
+
+    def __init__(self, outstream: TextIO | None = None, options: dict[str, Any] | None = None) -> None:
+        self.out = outstream or sys.stdout
+        self.options = options or {}
+        self.tally = RunTally()
+        self._logs: dict[str, ResultsLog] = {}
+        self._force = bool(self.options.get("always_execute"))
+
+    # helpers ------------------------------------------------------------------------------------------------
+    @staticmethod
+    def _test_info(task: Any) -> tuple[TestPlan, str] | None:
+        info = (task.meta or {}).get("oac")
+        if not info:
+            return None
+        return plan_for(info["run_id"]), info["test_id"]
+
+    def _say(self, text: str) -> None:
+        self.out.write(text + "\n")
+        self.out.flush()
+
+    def _log(self, plan: TestPlan) -> ResultsLog:
+        path = str(plan.options.results_path)
+        if path not in self._logs:
+            self._logs[path] = ResultsLog(plan.options.results_path)
+        return self._logs[path]
+
+    def _record(self, plan: TestPlan, test_id: str, outcome: TestOutcome, finished: str) -> None:
+        case = plan.by_id[test_id]
+        parts = plan.parts[test_id]
+        record = TestRecord(
+            timestamp=finished, run_id=plan.run_id, test_id=test_id, test_kind=case.kind, test_name=case.name,
+            target_name=case.target_name, status=outcome.status, passed=outcome.passed, score=outcome.score,
+            duration_s=round(outcome.duration_s, 6), variant=plan.options.variant,
+            access_profile=case.test.access_profile, mock_profile=case.mock_profile, model=plan.model_name(case),
+            dialect=plan.options.dialect if case.kind != "tool" else None, config=plan.options.config,
+            agent_state_hash=parts.target, mock_set_hash=parts.mocks, composite_hash=parts.key(),
+            evidence=[r.model_dump(mode="json") for r in outcome.evidence], skip_reason=outcome.skip_reason,
+        )
+        self._log(plan).append(record)
+
+    def _finish_test(self, task: Any, plan: TestPlan, test_id: str, outcome: TestOutcome, finished: str) -> None:
+        case = plan.by_id[test_id]
+        verbose = plan.options.verbose
+        tally = self.tally
+        if outcome.status == "pass":
+            tally.passed += 1
+            if verbose:
+                self._say(f"  pass {case.name!r}")
+        elif outcome.status == "fail":
+            tally.failed += 1
+            message = " ".join(outcome.first_failure().split())
+            tally.failures.append((test_id, message))
+            self._say(f"  FAIL {case.name!r}: {message}")
+        elif outcome.status == "skipped":
+            tally.skipped += 1
+            if verbose:
+                self._say(f"  skip {case.name!r}: {outcome.skip_reason}")
+        else:
+            tally.not_runnable += 1
+            if verbose:
+                self._say(f"  not_runnable {case.name!r}: {outcome.skip_reason}")
+        tally.rows.append((test_id, case.name, outcome.status, outcome.duration_s,
+                           outcome.first_failure() if outcome.status != "pass" else ""))
+        self._record(plan, test_id, outcome, finished)
+
+    # doit's reporter interface ------------------------------------------------------------------------------
+    def initialize(self, tasks: Any, selected_tasks: Any) -> None:
+        # tests the plan already found green in doit's DB never became tasks: report their skips first
+        for plan in active_plans():
+            for case in plan.cases:
+                at = plan.green.get(case.test_id)
+                if at is not None:
+                    self.tally.discovered += 1
+                    self._skipped(plan, case.test_id, at)
+
+    def get_status(self, task: Any) -> None:
+        if self._test_info(task):
+            self.tally.discovered += 1
+
+    def execute_task(self, task: Any) -> None:
+        info = self._test_info(task)
+        if info and info[0].options.explain:
+            plan, test_id = info
+            self._say(f"  run {plan.by_id[test_id].name!r}: {self._why(task, plan, test_id)}")
+
+    def _why(self, task: Any, plan: TestPlan, test_id: str) -> str:
+        if self._force:
+            return "--force"
+        saved = _saved_values(task.name)
+        if _failed_last(task.name):
+            return "last run failed"
+        if not saved:
+            return "never ran"
+        if saved.get("status") != "pass":
+            return f"last run was {saved.get('status')}"
+        changed = plan.parts[test_id].changes_since(saved.get("parts") or {})
+        return "changed: " + ", ".join(changed) if changed else "key changed"
+
+    def add_success(self, task: Any) -> None:
+        info = self._test_info(task)
+        if info:
+            outcome = TestOutcome.model_validate(task.meta["oac_outcome"])
+            self._finish_test(task, *info, outcome, task.meta.get("oac_finished") or now_iso())
+
+    def add_failure(self, task: Any, exception: Any) -> None:
+        info = self._test_info(task)
+        if info is None:
+            message = " ".join(str(exception.get_msg() if hasattr(exception, "get_msg") else exception).split())
+            self.tally.errors.append(f"{task.name}: {message}")
+            self._say(f"  ERROR {task.name}: {message[:500]}")
+            return
+        raw = (task.meta or {}).get("oac_outcome")
+        if raw:
+            outcome = TestOutcome.model_validate(raw)
+        else:  # never reached our action: a dependency failed, or doit itself refused
+            text = " ".join(str(exception.get_msg() if hasattr(exception, "get_msg") else exception).split())
+            evidence = EvaluatorResult(evaluator_kind="engine", name="engine", passed=False, score=0.0,
+                                       evidence=text[:500])
+            outcome = TestOutcome(status="fail", score=0.0, evidence=(evidence,))
+        self._finish_test(task, *info, outcome, task.meta.get("oac_finished") or now_iso())
+
+    def skip_uptodate(self, task: Any) -> None:
+        info = self._test_info(task)
+        if not info:
+            return
+        self._skipped(*info, _saved_values(task.name).get("at", "an earlier run"))
+
+    def _skipped(self, plan: TestPlan, test_id: str, at: str) -> None:
+        self.tally.skipped += 1
+        name = plan.by_id[test_id].name
+        self.tally.rows.append((test_id, name, "skipped", 0.0, f"matches green run from {at}"))
+        if plan.options.verbose or plan.options.explain:
+            self._say(f"  skip {name!r}: matches green run from {at}")
+
+    def skip_ignore(self, task: Any) -> None:
+        info = self._test_info(task)
+        if info:
+            self.tally.skipped += 1
+
+    def teardown_task(self, task: Any) -> None:
+        pass
+
+    def cleanup_error(self, exception: Any) -> None:
+        self._say(f"  ERROR cleanup: {exception.get_msg() if hasattr(exception, 'get_msg') else exception}")
+
+    def runtime_error(self, msg: str) -> None:
+        self.tally.errors.append(msg)
+        self._say(f"oac: {' '.join(str(msg).split())[:1000]}")
+
+    def complete_run(self) -> None:
+        for log in self._logs.values():
+            log.close()
+        self._say("")
+        self._say(self.tally.summary())
+        if self.tally.failures:
+            self._say("Failures:")
+            for test_id, message in self.tally.failures:
+                self._say(f"  - {test_id}: {message}")

@@ -1,0 +1,72 @@
+"""Run the test graph through doit, for `oac test` (the `doit test` path goes through `dodo.task_test`)."""
+
+import io
+import sys
+from pathlib import Path
+from typing import Any, TextIO
+
+from doit.cmd_base import TaskLoader2
+from doit.doit_cmd import DoitMain
+from doit.loader import generate_tasks
+
+from open_agent_compiler.tasks.graph import TEST_GROUP, TestPlan
+from open_agent_compiler.tasks.junit import write_junit
+from open_agent_compiler.tasks.reporter import OacReporter
+from open_agent_compiler.tasks.settings import TestOptions
+
+BACKEND_NAME = "oac"
+BACKEND_LOCATION = "open_agent_compiler.tasks.backend:OacStateDB"
+
+
+def doit_config(options: TestOptions) -> dict[str, Any]:
+    """The doit settings both entry points share: same state file, same backend."""
+    return {
+        "dep_file": str(options.state_db),
+        "backend": BACKEND_NAME,
+        "continue": True,
+        "verbosity": 0,
+    }
+
+
+class PlanLoader(TaskLoader2):
+    """Hands doit the tasks of one TestPlan, exactly as `task_test` would yield them from a dodo.py."""
+
+    def __init__(self, plan: TestPlan, reporter: OacReporter) -> None:
+        super().__init__()
+        self.plan = plan
+        self.reporter = reporter
+
+    def load_doit_config(self) -> dict[str, Any]:
+        config = doit_config(self.plan.options)
+        config["reporter"] = self.reporter
+        return config
+
+    def load_tasks(self, cmd: Any, pos_args: list[str]) -> list[Any]:
+        return generate_tasks(TEST_GROUP, self.plan.task_dicts(), "oac tests")
+
+
+def run_tests(options: TestOptions, out: TextIO | None = None) -> int:
+    """Run; return 0 (no failures), 1 (a test failed), 130 (interrupted). Bad input raises OacError."""
+    out = out or sys.stdout
+    plan = TestPlan(options)
+    reporter = OacReporter(out)
+    reporter._force = options.force
+    argv = ["run", "--continue"]
+    if options.jobs > 1:  # doit's -n 1 still forks one worker; serial runs stay in-process
+        argv += ["-n", str(options.jobs), "-P", "process"]
+    if options.force:
+        argv.append("--always-execute")
+    main = DoitMain(PlanLoader(plan, reporter), config_filenames=(),
+                    extra_config={"BACKEND": {BACKEND_NAME: BACKEND_LOCATION}})
+    try:
+        code = main.run(argv)
+    except KeyboardInterrupt:
+        reporter.complete_run()
+        return 130
+    if options.junit:
+        write_junit(options.junit if options.junit.is_absolute() else options.root / options.junit, reporter.tally)
+    if reporter.tally.failed:
+        return 1
+    if code == 3 or reporter.tally.errors:
+        return 2 if not reporter.tally.discovered else 1
+    return 0

@@ -1,0 +1,135 @@
+"""Test results: the record shape, and the append-only JSONL log (one locked write per line)."""
+
+import fcntl
+import json
+import os
+import sys
+from collections.abc import Iterator
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from open_agent_compiler.errors import ResultsError
+from open_agent_compiler.model.core.evaluator import EvaluatorResult
+
+Status = Literal["pass", "fail", "skipped", "not_runnable"]
+
+
+def now_iso() -> str:
+    return datetime.now().astimezone().isoformat(timespec="milliseconds")
+
+
+class TestOutcome(BaseModel):
+    """What running one test produced, before it is stamped into a record."""
+
+    model_config = ConfigDict(frozen=True)
+    __test__ = False
+
+    status: Status
+    score: float
+    evidence: tuple[EvaluatorResult, ...] = ()
+    skip_reason: str | None = None
+    duration_s: float = 0.0
+    mock_source: str | None = None
+
+    @property
+    def passed(self) -> bool:
+        return self.status == "pass"
+
+    def first_failure(self) -> str:
+        for result in self.evidence:
+            if not result.passed and not result.skipped:
+                return f"{result.name}: {result.evidence}" if result.evidence else result.name
+        return self.skip_reason or self.status
+
+
+class TestRecord(BaseModel):
+    """One JSONL line: self-describing, so a reader needs nothing else to interpret it."""
+
+    model_config = ConfigDict(frozen=True)
+    __test__ = False
+
+    timestamp: str
+    run_id: str
+    test_id: str
+    test_kind: str
+    test_name: str
+    target_name: str
+    status: Status
+    passed: bool
+    score: float
+    duration_s: float
+    variant: str | None
+    access_profile: str | None
+    mock_profile: str | None
+    model: str | None
+    dialect: str | None
+    config: str | None = None
+    agent_state_hash: str
+    mock_set_hash: str | None
+    composite_hash: str
+    evidence: list[dict[str, Any]]
+    skip_reason: str | None = None
+
+
+class ResultsLog:
+    """Appends records to a JSONL file: O_APPEND, one `write` per line, under an exclusive flock."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._fd: int | None = None
+
+    def _open(self) -> int:
+        if self._fd is None:
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                self._fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+            except OSError as exc:
+                raise ResultsError(f"cannot open results file {self.path}: {exc.strerror}") from None
+        return self._fd
+
+    def append(self, record: TestRecord) -> None:
+        line = (record.model_dump_json() + "\n").encode()
+        fd = self._open()
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        try:
+            size = os.fstat(fd).st_size
+            if size and os.pread(fd, 1, size - 1) != b"\n":
+                line = b"\n" + line  # a torn line from a crashed writer stays alone on its line
+            view = memoryview(line)
+            while view:
+                written = os.write(fd, view)
+                view = view[written:]
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+
+def read_records(path: Path, warn: Any = None) -> Iterator[dict[str, Any]]:
+    """Yield each JSON object line; a corrupt line is skipped with a warning naming its line number."""
+    say = warn or (lambda message: print(message, file=sys.stderr))
+    try:
+        handle = open(path, "rb")
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise ResultsError(f"cannot read results file {path}: {exc.strerror}") from None
+    with handle:
+        for number, raw in enumerate(handle, start=1):
+            if not raw.strip():
+                continue
+            try:
+                value = json.loads(raw)
+            except ValueError:
+                say(f"oac: warning: {path}:{number}: skipping a corrupt line")
+                continue
+            if not isinstance(value, dict):
+                say(f"oac: warning: {path}:{number}: skipping a line that is not a JSON object")
+                continue
+            yield value

@@ -1,0 +1,143 @@
+"""Run one discovered test and return its outcome. Knows nothing of doit or of how results are stored."""
+
+import time
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from open_agent_compiler.compiler.dialects import get_dialect
+from open_agent_compiler.model.core.capabilities import Capabilities
+from open_agent_compiler.model.core.evaluator import EvaluationContext, EvaluatorResult
+from open_agent_compiler.model.core.test_model import CapabilityTest, ToolTest
+from open_agent_compiler.model.registry import ResolvedConfig
+from open_agent_compiler.testing.discovery import TestCase
+from open_agent_compiler.testing.evaluation import aggregate, run_evaluators
+from open_agent_compiler.testing.handlers import run_handler
+from open_agent_compiler.testing.mocks import MockSession, resolve_mock
+from open_agent_compiler.testing.permissions import bash_action, permission_action
+from open_agent_compiler.testing.results import TestOutcome
+
+NOT_RUNNABLE = "no invoker wired: agent tests need one to run"
+
+
+class RunSettings(BaseModel):
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+
+    project_root: Path
+    build_dir: Path
+    dialect: str = "opencode"
+    timeout: float = 60.0
+    hermetic: bool = False
+    judge: Any = None
+
+
+def _check(kind: str, passed: bool, evidence: str) -> EvaluatorResult:
+    return EvaluatorResult(evaluator_kind="capability", name=kind, passed=passed, score=1.0 if passed else 0.0,
+                           evidence=evidence)
+
+
+def capability_checks(test: CapabilityTest, caps: Capabilities, postfix: str) -> list[EvaluatorResult]:
+    """The `must_*` fields of a capability test, each one check against the compiled capabilities."""
+    checks = []
+    for pattern in test.must_have_bash_patterns:
+        action, how = bash_action(caps, pattern)
+        checks.append(_check("must_have_bash_patterns", action == "allow", f"{how}; expected allow"))
+    for pattern in test.must_not_have_bash_patterns:
+        action, how = bash_action(caps, pattern)
+        checks.append(_check("must_not_have_bash_patterns", action != "allow", f"{how}; expected not allowed"))
+    for key in test.must_have_permissions:
+        action, how = permission_action(caps, key)
+        checks.append(_check("must_have_permissions", action == "allow", f"{how}; expected allow"))
+    for key in test.must_not_have_permissions:
+        action, how = permission_action(caps, key)
+        checks.append(_check("must_not_have_permissions", action != "allow", f"{how}; expected not allowed"))
+    for field, names, granted, wanted in (
+        ("must_have_tools", test.must_have_tools, caps.tools, True),
+        ("must_not_have_tools", test.must_not_have_tools, caps.tools, False),
+        ("must_have_skills", test.must_have_skills, caps.skills, True),
+        ("must_not_have_skills", test.must_not_have_skills, caps.skills, False),
+    ):
+        for name in names:
+            present = name in granted
+            checks.append(_check(field, present == wanted, f"{name!r} {'is' if present else 'is not'} granted"
+                                 f" (granted: {', '.join(granted) or 'none'})"))
+    for name in test.must_have_subagents:
+        found = name in caps.subagents or name + postfix in caps.subagents
+        checks.append(_check("must_have_subagents", found, f"subagent {name!r} {'is' if found else 'is not'} granted"
+                             f" (granted: {', '.join(caps.subagents) or 'none'})"))
+    return checks
+
+
+def _outcome(results: list[EvaluatorResult], *, empty_status: str, empty_reason: str, started: float,
+             mock_source: str | None = None) -> TestOutcome:
+    duration = time.perf_counter() - started
+    if not results:
+        status = empty_status
+        return TestOutcome(status=status, score=1.0 if status == "pass" else 0.0, skip_reason=
+                           None if status == "pass" else empty_reason, duration_s=duration, mock_source=mock_source)
+    status, score = aggregate(results)
+    reason = None
+    if status == "skipped":
+        reason = "every evaluator skipped: " + "; ".join(f"{r.name}: {r.evidence}" for r in results)
+    return TestOutcome(status=status, score=score, evidence=tuple(results), skip_reason=reason, duration_s=duration,
+                       mock_source=mock_source)
+
+
+def run_capability_test(case: TestCase, resolved: ResolvedConfig, settings: RunSettings,
+                        artifact_paths: tuple[str, ...]) -> TestOutcome:
+    started = time.perf_counter()
+    assert isinstance(case.test, CapabilityTest)
+    dialect = get_dialect(settings.dialect)
+    files = {}
+    for path in artifact_paths:
+        try:
+            files[path] = (settings.build_dir / path).read_bytes()
+        except FileNotFoundError:
+            continue  # optional files (e.g. a settings file no agent needs) are simply absent
+        except OSError as exc:
+            failure = _check("artifact", False, f"compiled file {path} unreadable: {exc.strerror}")
+            return TestOutcome(status="fail", score=0.0, evidence=(failure,), duration_s=time.perf_counter() - started)
+    caps = dialect.capabilities(case.target_name, files)
+    results = capability_checks(case.test, caps, resolved.config.postfix)
+    context = EvaluationContext(target=caps.model_dump(mode="json"), permissions=caps, judge=settings.judge)
+    results += run_evaluators(case.test.evaluators, context)
+    return _outcome(results, empty_status="skipped", empty_reason="nothing to check: no must_* entries or evaluators",
+                    started=started)
+
+
+def run_tool_test(case: TestCase, resolved: ResolvedConfig, settings: RunSettings) -> TestOutcome:
+    started = time.perf_counter()
+    assert isinstance(case.test, ToolTest) and case.tool is not None
+    profile = resolved.mock_profiles.get(case.mock_profile) if case.mock_profile else None
+    response, source = resolve_mock(case.tool.name, case.tool.mock, profile)
+    if response is not None:
+        try:
+            output = MockSession(project_root=settings.project_root).call(case.tool.name, response, dict(case.test.input))
+        except Exception as exc:  # noqa: BLE001 - a broken mock fails its test, the run goes on
+            failure = _check("mock", False, f"mock {source} raised {type(exc).__name__}: {exc}")
+            return TestOutcome(status="fail", score=0.0, evidence=(failure,), duration_s=time.perf_counter() - started,
+                               mock_source=source)
+    elif settings.hermetic:
+        failure = _check("hermetic", False, f"--hermetic: tool {case.tool.name!r} has no mock and would run its real handler")
+        return TestOutcome(status="fail", score=0.0, evidence=(failure,), duration_s=time.perf_counter() - started,
+                           mock_source=source)
+    else:
+        handled = run_handler(case.tool, dict(case.test.input), project_root=settings.project_root,
+                              timeout=settings.timeout)
+        if not handled.ok:
+            failure = _check("handler", False, handled.error)
+            return TestOutcome(status="fail", score=0.0, evidence=(failure,), duration_s=time.perf_counter() - started,
+                               mock_source=source)
+        output = handled.output
+    results = list(run_evaluators(case.test.evaluators, EvaluationContext(target=output, judge=settings.judge)))
+    return _outcome(results, empty_status="pass", empty_reason="", started=started, mock_source=source)
+
+
+def run_case(case: TestCase, resolved: ResolvedConfig, settings: RunSettings,
+             artifact_paths: tuple[str, ...] = ()) -> TestOutcome:
+    if case.kind == "capability":
+        return run_capability_test(case, resolved, settings, artifact_paths)
+    if case.kind == "tool":
+        return run_tool_test(case, resolved, settings)
+    return TestOutcome(status="not_runnable", score=0.0, skip_reason=NOT_RUNNABLE)

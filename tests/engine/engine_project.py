@@ -1,0 +1,157 @@
+"""Helpers and fixtures for end-to-end tests of `oac test`: a scratch project and a way to run the real command."""
+
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+OAC = str(Path(sys.executable).with_name("oac"))
+SUMMARY = "oac test: discovered={} passed={} failed={} skipped={} not_runnable={}"
+
+PROJECT_AGENTS = '''
+from open_agent_compiler import (
+    AgentDefinition, AgentHeader, AgentRegistry, BashToolPermission, CapabilityTest, CompilationConfig,
+    EqualsEvaluator, MockResponse, ModelParameters, TemplateSlot, TemplateTree, ToolDefinition,
+    ToolDefinitionHeader, ToolDefinitionLogicBash, ToolTest,
+)
+
+
+def bash(pattern):
+    return ToolDefinitionLogicBash(permission_bash=BashToolPermission(value="allow", allowed_commands=[pattern]))
+
+
+def registry():
+    lookup = ToolDefinition(
+        header=ToolDefinitionHeader(name="lookup", description="Upper-cases a query."),
+        bash_tool=bash("python handlers/lookup.py *"),
+        handler_script="handlers/lookup.py",
+        tool_tests=[ToolTest(name="lookup-real", input={"q": "abc"},
+                             evaluators=(EqualsEvaluator(field="answer", expected="ABC"),))],
+    )
+    counter = ToolDefinition(
+        header=ToolDefinitionHeader(name="counter", description="Counts."),
+        bash_tool=bash("python counter.py"),
+        mock=MockResponse(kind="callable", callable_spec="mockmod:answer"),
+        tool_tests=[ToolTest(name="counter-mock", input={}, evaluators=(EqualsEvaluator(field="n", expected=1),))],
+    )
+    alpha = AgentDefinition(
+        header=AgentHeader(agent_id="alpha", name="alpha", description="First agent."),
+        system_prompt="ALPHA_PROMPT",
+        extra_tools=[lookup],
+        capability_tests=[CapabilityTest(name="same-name", must_have_bash_patterns=("python handlers/lookup.py *",))],
+    )
+    beta = AgentDefinition(
+        header=AgentHeader(agent_id="beta", name="beta", description="Second agent."),
+        system_prompt="BETA_PROMPT",
+        extra_tools=[counter],
+        capability_tests=[CapabilityTest(name="same-name", must_have_bash_patterns=("python counter.py",))],
+    )
+    reg = AgentRegistry()
+    reg.register_agent("alpha", alpha, ModelParameters(model_name="test/model-a"))
+    reg.register_agent("beta", beta, ModelParameters(model_name="test/model-b"))
+    reg.register_template(TemplateTree(name="tpl", slots=[TemplateSlot(name="primary", default_agent_id="alpha"),
+                                                          TemplateSlot(name="helper", default_agent_id="beta")]))
+    reg.create_compilation_config(CompilationConfig(name="prod", template_name="tpl"))
+    return reg
+'''
+
+HANDLER = '''
+import os
+from pydantic import BaseModel
+from open_agent_compiler import ScriptTool
+
+
+class LookupIn(BaseModel):
+    q: str
+
+
+class LookupOut(BaseModel):
+    answer: str
+
+
+class Lookup(ScriptTool[LookupIn, LookupOut]):
+    name = "lookup"
+    description = "Upper-cases a query."
+
+    def execute(self, input: LookupIn) -> LookupOut:
+        with open("executions.log", "a") as log:
+            log.write("lookup\\n")
+        return LookupOut(answer=TRANSFORM(input.q))
+
+
+TRANSFORM = str.upper
+'''
+
+MOCKMOD = '''
+def answer(payload):
+    with open("executions.log", "a") as log:
+        log.write("counter\\n")
+    return {"n": 1}
+'''
+
+
+class Project:
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def write(self, relative: str, text: str) -> Path:
+        path = self.root / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+        return path
+
+    def edit(self, relative: str, old: str, new: str) -> None:
+        path = self.root / relative
+        text = path.read_text()
+        assert old in text, f"{old!r} not in {relative}"
+        path.write_text(text.replace(old, new))
+
+    def oac(self, *args: str, check_code: int | None = None, env: dict | None = None,
+            timeout: float = 120) -> subprocess.CompletedProcess:
+        full_env = dict(os.environ)
+        full_env.pop("OAC_HERMETIC", None)
+        full_env.update(env or {})
+        done = subprocess.run([OAC, *args], cwd=self.root, capture_output=True, text=True, env=full_env,
+                              timeout=timeout)
+        if check_code is not None:
+            assert done.returncode == check_code, f"exit {done.returncode}\n{done.stdout}\n{done.stderr}"
+        return done
+
+    def test(self, *extra: str, code: int | None = 0, **kwargs) -> subprocess.CompletedProcess:
+        return self.oac("test", "agents:registry", "--config", "prod", "-v", *extra, check_code=code, **kwargs)
+
+    def executions(self) -> list[str]:
+        log = self.root / "executions.log"
+        return log.read_text().split() if log.exists() else []
+
+    def records(self) -> list[dict]:
+        import json
+        path = self.root / ".oac" / "test_results.jsonl"
+        return [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.exists() else []
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Project:
+    proj = Project(tmp_path / "proj")
+    proj.write("agents.py", PROJECT_AGENTS)
+    proj.write("handlers/lookup.py", HANDLER)
+    proj.write("mockmod.py", MOCKMOD)
+    return proj
+
+
+@pytest.fixture
+def quickstart(tmp_path: Path) -> Project:
+    root = tmp_path / "quickstart"
+    shutil.copytree(REPO / "examples" / "quickstart", root, ignore=shutil.ignore_patterns(".oac", "__pycache__"))
+    return Project(root)
+
+
+def summary_line(output: str) -> str:
+    lines = [line for line in output.splitlines() if line.startswith("oac test:")]
+    assert len(lines) == 1, output
+    return lines[0]

@@ -1,0 +1,141 @@
+"""Concurrency, crashes and corrupt state: every run ends with the right code and honest state."""
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+
+import pytest
+
+from engine_project import OAC, SUMMARY, Project, summary_line
+
+SLOW_TOOLS = '''
+from open_agent_compiler import (
+    AgentDefinition, AgentHeader, AgentRegistry, CompilationConfig, EqualsEvaluator, MockResponse,
+    TemplateSlot, TemplateTree, ToolDefinition, ToolDefinitionHeader, ToolTest,
+)
+
+
+def registry():
+    tools = [
+        ToolDefinition(
+            header=ToolDefinitionHeader(name=f"t{i}", description="slow"),
+            mock=MockResponse(kind="callable", callable_spec="slow:answer"),
+            tool_tests=[ToolTest(name=f"slow-{i}", input={"i": i}, evaluators=(EqualsEvaluator(field="i", expected=i),))],
+        )
+        for i in range(COUNT)
+    ]
+    agent = AgentDefinition(header=AgentHeader(agent_id="a", name="a", description="d"), extra_tools=tools)
+    reg = AgentRegistry()
+    reg.register_agent("a", agent)
+    reg.register_template(TemplateTree(name="tpl", slots=[TemplateSlot(name="primary", default_agent_id="a")]))
+    reg.create_compilation_config(CompilationConfig(name="prod", template_name="tpl"))
+    return reg
+
+
+COUNT = 40
+'''
+
+SLOW = '''
+import os, signal
+
+
+def answer(payload):
+    fifo = os.environ.get("OAC_TEST_FIFO")
+    if fifo and payload["i"] == int(os.environ["OAC_TEST_BLOCK_AT"]):
+        with open(fifo, "w") as pipe:  # tell the test we are mid-run, then hang until killed
+            pipe.write("blocked\\n")
+        signal.pause()
+    return {"i": payload["i"]}
+'''
+
+
+@pytest.fixture
+def slow(tmp_path) -> Project:
+    proj = Project(tmp_path / "slow")
+    proj.write("agents.py", SLOW_TOOLS)
+    proj.write("slow.py", SLOW)
+    return proj
+
+
+def test_eight_concurrent_runs_share_one_project(project: Project) -> None:
+    procs = [subprocess.Popen([OAC, "test", "agents:registry", "--config", "prod"], cwd=project.root,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(8)]
+    outputs = [p.communicate(timeout=300) for p in procs]
+    for proc, (out, err) in zip(procs, outputs):
+        assert proc.returncode == 0, out + err
+        assert "database is locked" not in err and "Traceback" not in err
+        line = summary_line(out)
+        assert line.startswith("oac test: discovered=4 ") and "failed=0" in line
+    # no torn line: every line parses, and every record is a pass
+    raw = (project.root / ".oac/test_results.jsonl").read_text().splitlines()
+    records = [json.loads(line) for line in raw]
+    assert records and all(r["status"] == "pass" for r in records)
+    # state is consistent afterwards: a ninth run skips everything
+    done = project.test()
+    assert summary_line(done.stdout) == SUMMARY.format(4, 0, 0, 4, 0)
+
+
+def test_kill_minus_nine_mid_run_loses_nothing_that_finished(slow: Project, tmp_path) -> None:
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    env = {**os.environ, "OAC_TEST_FIFO": str(fifo), "OAC_TEST_BLOCK_AT": "10"}
+    env.pop("OAC_HERMETIC", None)
+    proc = subprocess.Popen([OAC, "test", "agents:registry", "--config", "prod"], cwd=slow.root, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    with open(fifo) as pipe:
+        assert pipe.readline() == "blocked\n"  # test 10 is running; 0..9 have finished
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    finished = {r["test_id"] for r in slow.records()}
+    assert finished == {f"tool:t{i}::slow-{i}" for i in range(10)}
+    lines = (slow.root / ".oac/test_results.jsonl").read_text().splitlines()
+    assert all(json.loads(line) for line in lines)  # no torn line
+    done = slow.test()
+    line = summary_line(done.stdout)
+    assert "failed=0" in line and "discovered=40" in line
+    rerun = {r["test_id"] for r in slow.records()[len(lines):]}
+    # every test that had not finished runs now; nothing is reported passed without having passed
+    assert {f"tool:t{i}::slow-{i}" for i in range(10, 40)} <= rerun
+    passed = int(line.split("passed=")[1].split()[0])
+    skipped = int(line.split("skipped=")[1].split()[0])
+    assert passed == len(rerun) and passed + skipped == 40
+
+
+def test_corrupt_state_db_warns_and_runs_cold(project: Project) -> None:
+    project.test()
+    db = project.root / ".oac" / "doit-state.sqlite3"
+    for extra in (".oac/doit-state.sqlite3-wal", ".oac/doit-state.sqlite3-shm"):
+        (project.root / extra).unlink(missing_ok=True)
+    db.write_bytes(b"this is not a database" * 100)
+    done = project.test()
+    assert "warning" in done.stderr and "doit-state.sqlite3" in done.stderr
+    assert summary_line(done.stdout) == SUMMARY.format(4, 4, 0, 0, 0)
+    assert project.test().returncode == 0
+    assert sqlite3.connect(db).execute("select count(*) from doit").fetchone()[0] >= 4
+
+
+def test_corrupt_results_line_is_skipped_by_the_reader(project: Project, capsys) -> None:
+    from open_agent_compiler.testing.results import read_records
+    project.test()
+    log = project.root / ".oac/test_results.jsonl"
+    with open(log, "a") as handle:
+        handle.write('{"torn": \n')
+    project.test("--force")
+    records = list(read_records(log))
+    assert len(records) == 8
+    assert ":5: skipping a corrupt line" in capsys.readouterr().err
+    assert all(json.loads(line) for i, line in enumerate(log.read_text().splitlines()) if i != 4)
+
+
+def test_two_processes_give_the_same_results_as_serial(slow: Project) -> None:
+    serial = slow.test()
+    parallel = slow.test("-n", "2", "--force")
+    assert summary_line(serial.stdout) == summary_line(parallel.stdout) == SUMMARY.format(40, 40, 0, 0, 0)
+    by_id = {}
+    for record in slow.records():
+        by_id.setdefault(record["test_id"], []).append((record["status"], record["composite_hash"], record["score"]))
+    assert all(len(v) == 2 and v[0] == v[1] for v in by_id.values())
+    again = slow.test("-n", "2")
+    assert summary_line(again.stdout) == SUMMARY.format(40, 0, 0, 40, 0)
