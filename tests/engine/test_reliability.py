@@ -51,6 +51,19 @@ def answer(payload):
 '''
 
 
+def start_blocked_run(slow: Project, tmp_path, block_at: int, **popen) -> subprocess.Popen:
+    """Start `oac test` on the slow project and return once test `block_at` is running (0..block_at-1 done)."""
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    env = {**os.environ, "OAC_TEST_FIFO": str(fifo), "OAC_TEST_BLOCK_AT": str(block_at)}
+    env.pop("OAC_HERMETIC", None)
+    proc = subprocess.Popen([OAC, "test", "agents:registry", "--config", "prod"], cwd=slow.root, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **popen)
+    with open(fifo) as pipe:
+        assert pipe.readline() == "blocked\n"
+    return proc
+
+
 @pytest.fixture
 def slow(tmp_path) -> Project:
     proj = Project(tmp_path / "slow")
@@ -78,14 +91,7 @@ def test_eight_concurrent_runs_share_one_project(project: Project) -> None:
 
 
 def test_kill_minus_nine_mid_run_loses_nothing_that_finished(slow: Project, tmp_path) -> None:
-    fifo = tmp_path / "fifo"
-    os.mkfifo(fifo)
-    env = {**os.environ, "OAC_TEST_FIFO": str(fifo), "OAC_TEST_BLOCK_AT": "10"}
-    env.pop("OAC_HERMETIC", None)
-    proc = subprocess.Popen([OAC, "test", "agents:registry", "--config", "prod"], cwd=slow.root, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
-    with open(fifo) as pipe:
-        assert pipe.readline() == "blocked\n"  # test 10 is running; 0..9 have finished
+    proc = start_blocked_run(slow, tmp_path, 10, start_new_session=True)  # 0..9 have finished
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
     finished = {r["test_id"] for r in slow.records()}
@@ -139,3 +145,15 @@ def test_two_processes_give_the_same_results_as_serial(slow: Project) -> None:
     assert all(len(v) == 2 and v[0] == v[1] for v in by_id.values())
     again = slow.test("-n", "2")
     assert summary_line(again.stdout) == SUMMARY.format(40, 0, 0, 40, 0)
+
+
+def test_ctrl_c_exits_130_with_finished_tests_recorded(slow: Project, tmp_path) -> None:
+    proc = start_blocked_run(slow, tmp_path, 7)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, out + err
+    assert "Traceback" not in err
+    assert {r["test_id"] for r in slow.records()} == {f"tool:t{i}::slow-{i}" for i in range(7)}
+    # the interrupted run saved its green state: the next run only runs what had not finished
+    done = slow.test()
+    assert summary_line(done.stdout) == SUMMARY.format(40, 33, 0, 7, 0)

@@ -21,6 +21,7 @@ class MockResponse(Frozen):
     fixed_output: Any = None
     sequence: tuple[Any, ...] = ()
     callable_spec: str | None = None
+    description: str = ""
 
     @model_validator(mode="after")
     def _check_kind_fields(self) -> "MockResponse":
@@ -46,4 +47,5 @@ class MockProfile(Frozen):
     """A named set of per-tool mock overrides, e.g. 'ci'. Selected by a test's `mock_profile`."""
 
     name: str
+    description: str = ""
     responses: dict[str, MockResponse] = Field(default_factory=dict)

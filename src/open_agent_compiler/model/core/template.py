@@ -14,6 +14,7 @@ class TemplateSlot(Frozen):
 
 class TemplateTree(Frozen):
     name: str
+    description: str = ""
     slots: list[TemplateSlot] = Field(default_factory=list)
 
 

@@ -8,7 +8,7 @@
 
 from typing import Any
 
-from pydantic import Field, SerializeAsAny, field_validator
+from pydantic import Field, SerializeAsAny, field_validator, model_validator
 
 from open_agent_compiler.model.core.base import Frozen
 from open_agent_compiler.model.core.evaluator import Evaluator
@@ -62,8 +62,26 @@ class Turn(Frozen):
 
 
 class AgentTest(_TestBase):
-    """An end-to-end scenario: the turns share one session; each turn carries its own assertions."""
+    """An end-to-end scenario: the turns share one session; each turn carries its own assertions.
 
+    A single-turn test may give `prompt` (+ `expected_tool_calls`) instead of `turns`; `evaluators` apply to
+    the whole conversation.
+    """
+
+    prompt: str = ""
+    expected_tool_calls: tuple[str, ...] = ()
     turns: tuple[Turn, ...] = ()
     mock_profile: str | None = None
-    max_turns: int | None = None
+    timeout_s: float = 60.0
+
+    @model_validator(mode="after")
+    def _prompt_or_turns(self) -> "AgentTest":
+        if bool(self.prompt) == bool(self.turns):
+            raise ValueError(f"agent test {self.name!r} needs exactly one of prompt or turns")
+        return self
+
+    def conversation(self) -> tuple[Turn, ...]:
+        """The turns to play, a single-turn `prompt` included."""
+        if self.turns:
+            return self.turns
+        return (Turn(prompt=self.prompt, expected_tool_calls=self.expected_tool_calls),)
