@@ -2,7 +2,7 @@
 
 from collections.abc import Iterator
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, PrivateAttr
 
 from open_agent_compiler.errors import RegistryError
 from open_agent_compiler.model.core.agent import AgentDefinition, ModelParameters
@@ -60,12 +60,16 @@ class ResolvedConfig(BaseModel):
     template: TemplateTree
     agents: tuple[ResolvedAgent, ...]
     mock_profiles: dict[str, MockProfile]
+    _by_slot: dict[str, ResolvedAgent] | None = PrivateAttr(default=None)
 
     def agent(self, slot: str) -> ResolvedAgent:
-        for agent in self.agents:
-            if agent.slot == slot:
-                return agent
-        raise RegistryError(f"config {self.config.name!r} has no slot {slot!r}")
+        by_slot = self._by_slot
+        if by_slot is None:  # built once; a private attribute may be set on a frozen model
+            by_slot = self._by_slot = {agent.slot: agent for agent in self.agents}
+        try:
+            return by_slot[slot]
+        except KeyError:
+            raise RegistryError(f"config {self.config.name!r} has no slot {slot!r}") from None
 
     def tools(self) -> list[ReachableTool]:
         """Every reachable tool once, first place found kept."""

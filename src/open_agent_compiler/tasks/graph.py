@@ -163,7 +163,7 @@ def active_plans() -> list[TestPlan]:
 def compile_action(run_id: str) -> dict[str, str]:
     plan = plan_for(run_id)
     assert plan.output is not None
-    write_output(plan.output, plan.options.build_dir, dialect=plan.options.dialect)
+    write_output(plan.output, plan.options.build_dir, dialect=plan.options.dialect, durable=False)
     return {"compiled": plan.compiled_key}
 
 
@@ -177,7 +177,7 @@ def test_action(run_id: str, test_id: str, task: Any) -> dict[str, Any] | TaskFa
         outcome = TestOutcome(status="fail", score=0.0, skip_reason=f"internal error: {type(exc).__name__}: {exc}",
                               duration_s=time.perf_counter() - started)
     finished = now_iso()
-    task.meta["oac_outcome"] = outcome.model_dump(mode="json")
+    task.meta["oac_outcome"] = outcome
     task.meta["oac_finished"] = finished
     if outcome.status == "fail":
         return TaskFailed(outcome.first_failure())

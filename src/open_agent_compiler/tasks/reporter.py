@@ -151,7 +151,7 @@ class OacReporter:
     def add_success(self, task: Any) -> None:
         info = self._test_info(task)
         if info:
-            outcome = TestOutcome.model_validate(task.meta["oac_outcome"])
+            outcome = task.meta["oac_outcome"]
             self._finish_test(task, *info, outcome, task.meta.get("oac_finished") or now_iso())
 
     def add_failure(self, task: Any, exception: Any) -> None:
@@ -161,10 +161,8 @@ class OacReporter:
             self.tally.errors.append(f"{task.name}: {message}")
             self._say(f"  ERROR {task.name}: {message[:500]}")
             return
-        raw = (task.meta or {}).get("oac_outcome")
-        if raw:
-            outcome = TestOutcome.model_validate(raw)
-        else:  # never reached our action: a dependency failed, or doit itself refused
+        outcome = (task.meta or {}).get("oac_outcome")
+        if outcome is None:  # never reached our action: a dependency failed, or doit itself refused
             text = " ".join(str(exception.get_msg() if hasattr(exception, "get_msg") else exception).split())
             evidence = EvaluatorResult(evaluator_kind="engine", name="engine", passed=False, score=0.0,
                                        evidence=text[:500])

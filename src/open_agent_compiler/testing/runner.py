@@ -10,6 +10,7 @@ from open_agent_compiler.compiler.dialects import get_dialect
 from open_agent_compiler.model.core.capabilities import Capabilities
 from open_agent_compiler.model.core.evaluator import EvaluationContext, EvaluatorResult
 from open_agent_compiler.model.core.test_model import CapabilityTest, ToolTest
+from open_agent_compiler.model.hashing import digest, digest_bytes
 from open_agent_compiler.model.registry import ResolvedConfig
 from open_agent_compiler.testing.discovery import TestCase
 from open_agent_compiler.testing.evaluation import aggregate, run_evaluators
@@ -84,11 +85,22 @@ def _outcome(results: list[EvaluatorResult], *, empty_status: str, empty_reason:
                        mock_source=mock_source)
 
 
+_CAPABILITIES: dict[tuple[str, str, str], Capabilities] = {}
+
+
+def _capabilities(dialect_name: str, agent: str, files: dict[str, bytes]) -> Capabilities:
+    """Capabilities read back from `files`, parsed once per run for all tests of one agent."""
+    key = (dialect_name, agent, digest([(path, digest_bytes(data)) for path, data in sorted(files.items())]))
+    cached = _CAPABILITIES.get(key)
+    if cached is None:
+        cached = _CAPABILITIES[key] = get_dialect(dialect_name).capabilities(agent, files)
+    return cached
+
+
 def run_capability_test(case: TestCase, resolved: ResolvedConfig, settings: RunSettings,
                         artifact_paths: tuple[str, ...]) -> TestOutcome:
     started = time.perf_counter()
     assert isinstance(case.test, CapabilityTest)
-    dialect = get_dialect(settings.dialect)
     files = {}
     for path in artifact_paths:
         try:
@@ -98,7 +110,7 @@ def run_capability_test(case: TestCase, resolved: ResolvedConfig, settings: RunS
         except OSError as exc:
             failure = _check("artifact", False, f"compiled file {path} unreadable: {exc.strerror}")
             return TestOutcome(status="fail", score=0.0, evidence=(failure,), duration_s=time.perf_counter() - started)
-    caps = dialect.capabilities(case.target_name, files)
+    caps = _capabilities(settings.dialect, case.target_name, files)
     results = capability_checks(case.test, caps, resolved.config.postfix)
     context = EvaluationContext(target=caps.model_dump(mode="json"), permissions=caps, judge=settings.judge)
     results += run_evaluators(case.test.evaluators, context)
