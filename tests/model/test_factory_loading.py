@@ -56,3 +56,20 @@ def test_a_registry_instance_or_factory_both_work(tmp_path: Path) -> None:
     name = module(tmp_path, source)
     assert isinstance(load_registry(f"{name}:make", str(tmp_path)), AgentRegistry)
     assert load_registry(f"{name}:REG", str(tmp_path)) is load_registry(f"{name}:make", str(tmp_path))
+
+
+def test_two_projects_with_the_same_module_name_each_get_their_own(tmp_path) -> None:
+    from open_agent_compiler.model.factory import load_registry
+
+    roots = []
+    for name in ("one", "two"):
+        root = tmp_path / name
+        root.mkdir()
+        (root / "samename.py").write_text(
+            "from open_agent_compiler.model.registry import AgentRegistry\n"
+            f"def registry():\n    reg = AgentRegistry()\n    reg.origin = {name!r}\n    return reg\n"
+        )
+        roots.append(root)
+    for _ in range(2):  # alternate, so each root is already on sys.path the second time
+        for root in roots:
+            assert load_registry("samename:registry", str(root)).origin == root.name

@@ -18,10 +18,9 @@ from open_agent_compiler.model.core.capabilities import Capabilities
 ALLOWED_KEYS = ("description", "mode", "model", "temperature", "permission")
 # Read-only file tools granted together with `read`.
 READ_KEYS = ("glob", "grep", "list")
-# Keys we always deny: we never grant them.
-ALWAYS_DENIED = (
-    "lsp", "todoread", "todowrite", "webfetch", "websearch", "codesearch", "external_directory", "doom_loop",
-)
+# Keys we always deny: we never grant them. All are permission keys OpenCode 1.18 validates (it takes any
+# other key silently as a rule, so a made-up key would look deliberate while meaning nothing).
+ALWAYS_DENIED = ("lsp", "todowrite", "webfetch", "websearch", "external_directory", "doom_loop")
 # OpenCode's own read default keeps .env files out; an agent-level `read: allow` would undo it.
 READ_ALLOW: dict[str, Action] = {"*": "allow", "*.env": "deny", "*.env.*": "deny", "*.env.example": "allow"}
 # What OpenCode does for a permission key nobody set (its documented defaults).

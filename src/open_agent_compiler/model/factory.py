@@ -39,7 +39,10 @@ def load_registry(spec: str, search_path: str | None = None) -> AgentRegistry:
     if not sep or not module_name or not attr:
         raise FactoryError(f"factory {spec!r} must look like 'module:callable' (e.g. 'agents:registry')")
     root = os.path.abspath(search_path or os.getcwd())
-    if root not in sys.path:
+    # The project's directory goes first, so its `agents` module wins over another project's loaded earlier.
+    if sys.path[:1] != [root]:
+        if root in sys.path:
+            sys.path.remove(root)
         sys.path.insert(0, root)
     _forget_foreign(module_name, root)
     try:
