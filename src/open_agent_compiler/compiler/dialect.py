@@ -10,6 +10,7 @@ from open_agent_compiler.compiler.frontmatter import parse_markdown
 from open_agent_compiler.compiler.grants import AgentGrants, agent_grants
 from open_agent_compiler.compiler.output import CompiledFile, CompiledOutput, ManagedBlock, SettingsFragment
 from open_agent_compiler.compiler.prompt import render_agent_body
+from open_agent_compiler.compiler.render_memo import RenderMemo
 from open_agent_compiler.compiler.scripts import script_files
 from open_agent_compiler.compiler.skills import skill_files
 from open_agent_compiler.errors import OacError
@@ -24,7 +25,8 @@ class Dialect(Protocol):
     agent_suffix: str  # ".md" or ".toml"
     skills_dir: str
 
-    def compile(self, resolved: ResolvedConfig, *, source_root: Path | None = None) -> CompiledOutput: ...
+    def compile(self, resolved: ResolvedConfig, *, source_root: Path | None = None,
+                memo: RenderMemo | None = None) -> CompiledOutput: ...
 
     def parse_agent(self, path: str, data: bytes) -> tuple[dict[str, Any], str]:
         """(config, body) of one compiled agent file; an OacError naming `path` when it cannot be read."""
@@ -80,9 +82,16 @@ class FileDialect:
         """Fragments merged into user-owned files; none by default."""
         return (), ()
 
-    def compile(self, resolved: ResolvedConfig, *, source_root: Path | None = None) -> CompiledOutput:
+    def compile(self, resolved: ResolvedConfig, *, source_root: Path | None = None,
+                memo: RenderMemo | None = None) -> CompiledOutput:
         plans = plan_agents(resolved)
-        files = [CompiledFile(path=self.agent_path(p.agent.compiled_name), content=self.render_agent(p)) for p in plans]
+        files = [
+            CompiledFile(
+                path=self.agent_path(p.agent.compiled_name),
+                content=memo.render(self.name, p, lambda p=p: self.render_agent(p)) if memo else self.render_agent(p),
+            )
+            for p in plans
+        ]
         files += skill_files(resolved, self.skills_dir)
         files += script_files(resolved, source_root)
         settings, blocks = self.extras(plans)

@@ -23,6 +23,7 @@ from open_agent_compiler.testing.discovery import TestCase, discover, select
 from open_agent_compiler.testing.keys import FileDigests, KeyParts, key_parts
 from open_agent_compiler.testing.results import TestOutcome, now_iso
 from open_agent_compiler.testing.runner import RunSettings, run_case
+from open_agent_compiler.tasks.memo_store import load_memo, save_memo
 from open_agent_compiler.tasks.settings import TestOptions
 
 TEST_GROUP = "test"
@@ -73,7 +74,12 @@ class TestPlan:
                                     timeout=options.timeout, hermetic=options.hermetic)
         self.compile_task = f"{COMPILE_GROUP}:{task_name(options.config, options.dialect)}"
         self.needs_compile = any(case.kind != "tool" for case in self.cases)
-        self.output = self.dialect.compile(self.resolved, source_root=root) if self.needs_compile else None
+        self.output = None
+        if self.needs_compile:
+            memo_path = options.state_dir / "render-memo" / f"{options.dialect}.json"
+            memo = load_memo(memo_path)
+            self.output = self.dialect.compile(self.resolved, source_root=root, memo=memo)
+            save_memo(memo_path, memo)
         contents = self.output.file_map() if self.output is not None else {}
         self.compiled_paths = sorted(contents)
         self.compiled_key = digest([(path, digest_bytes(contents[path])) for path in self.compiled_paths])
@@ -160,14 +166,14 @@ def active_plans() -> list[TestPlan]:
 
 
 # actions: module-level so that doit's process pool can run them ---------------------------------------------
-def compile_action(run_id: str) -> dict[str, str]:
+def compile_action(run_id: str, task: Any) -> None:
     plan = plan_for(run_id)
     assert plan.output is not None
     write_output(plan.output, plan.options.build_dir, dialect=plan.options.dialect, durable=False)
-    return {"compiled": plan.compiled_key}
+    task.values["compiled"] = plan.compiled_key
 
 
-def test_action(run_id: str, test_id: str, task: Any) -> dict[str, Any] | TaskFailed:
+def test_action(run_id: str, test_id: str, task: Any) -> None | TaskFailed:
     plan = plan_for(run_id)
     case = plan.by_id[test_id]
     started = time.perf_counter()
@@ -181,5 +187,8 @@ def test_action(run_id: str, test_id: str, task: Any) -> dict[str, Any] | TaskFa
     task.meta["oac_finished"] = finished
     if outcome.status == "fail":
         return TaskFailed(outcome.first_failure())
+    # Saved by doit as the task's values (returning them would store them a second time as its result).
     parts = plan.parts[test_id]
-    return {"key": parts.key(), "status": outcome.status, "at": finished, "parts": parts.model_dump(mode="json")}
+    task.values.update({"key": parts.key(), "status": outcome.status, "at": finished,
+                        "parts": parts.model_dump(mode="json")})
+    return None

@@ -1,0 +1,46 @@
+"""A memo of rendered agent files, so an unchanged agent is not rendered again (YAML emitting dominates compile).
+
+Keys cover everything `render_agent` reads (the whole AgentPlan) plus the dialect and a fingerprint of the
+compiler's own source, so a changed compiler never serves old bytes. The caller owns persistence.
+"""
+
+from collections.abc import Callable
+from pathlib import Path
+
+from open_agent_compiler.model.hashing import digest, digest_bytes
+
+_FINGERPRINT: str | None = None
+
+
+def compiler_fingerprint() -> str:
+    """Digest of every module of this package: any edit to the compiler invalidates every memo entry."""
+    global _FINGERPRINT
+    if _FINGERPRINT is None:
+        here = Path(__file__).resolve().parent
+        _FINGERPRINT = digest([(p.name, digest_bytes(p.read_bytes())) for p in sorted(here.glob("*.py"))])
+    return _FINGERPRINT
+
+
+class RenderMemo:
+    """Rendered bytes by key; remembers which keys this run used so stale entries can be dropped."""
+
+    def __init__(self, entries: dict[str, bytes] | None = None) -> None:
+        self.entries = dict(entries or {})
+        self.used: set[str] = set()
+        self.added = 0
+
+    def render(self, dialect: str, plan: object, render: Callable[[], bytes]) -> bytes:
+        key = digest([compiler_fingerprint(), dialect, digest(plan)])
+        self.used.add(key)
+        content = self.entries.get(key)
+        if content is None:
+            content = self.entries[key] = render()
+            self.added += 1
+        return content
+
+    def live_entries(self) -> dict[str, bytes]:
+        return {key: self.entries[key] for key in self.used}
+
+    @property
+    def changed(self) -> bool:
+        return self.added > 0 or len(self.used) != len(self.entries)
