@@ -101,3 +101,18 @@ def test_junit_and_results_path(quickstart: Project, tmp_path: Path) -> None:
     assert suite.get("tests") == "5" and suite.get("failures") == "0"
     assert len(suite.findall("testcase")) == 5
     assert len(suite.findall("testcase/skipped")) == 1
+
+
+def test_doit_test_reports_a_failing_test_and_exits_non_zero(quickstart: Project) -> None:
+    quickstart.write("dodo.py", "from open_agent_compiler.tasks import DOIT_CONFIG, task_test  # noqa: F401\n")
+    quickstart.write("pyproject.toml", '[tool.oac]\nfactory = "agents:registry"\nconfig = "prod"\n')
+    quickstart.edit("agents.py", 'EqualsEvaluator(field="from", expected="tool.mock")',
+                    'EqualsEvaluator(field="from", expected="WRONG")')
+    doit = Path(sys.executable).with_name("doit")
+    done = subprocess.run([str(doit), "test"], cwd=quickstart.root, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert summary_line(done.stdout) == SUMMARY.format(5, 3, 1, 0, 1)
+    assert "  FAIL 'echo-default-mock': " in done.stdout and "ERROR" not in done.stdout
+    forced = subprocess.run([str(doit), "-a", "test"], cwd=quickstart.root, capture_output=True, text=True,
+                            timeout=120)
+    assert summary_line(forced.stdout) == SUMMARY.format(5, 3, 1, 0, 1)

@@ -5,6 +5,7 @@ import sys
 from typing import Any, TextIO
 
 from doit.dependency import Dependency
+from doit.exceptions import UnmetDependency
 from doit.globals import Globals
 
 from open_agent_compiler.model.core.evaluator import EvaluatorResult
@@ -156,6 +157,8 @@ class OacReporter:
 
     def add_failure(self, task: Any, exception: Any) -> None:
         info = self._test_info(task)
+        if info is None and isinstance(exception, UnmetDependency):
+            return  # a group (doit's `test`) whose failed members were already reported one by one
         if info is None:
             message = " ".join(str(exception.get_msg() if hasattr(exception, "get_msg") else exception).split())
             self.tally.errors.append(f"{task.name}: {message}")

@@ -25,7 +25,7 @@ class _TestBase(Frozen):
     @field_validator("name")
     @classmethod
     def _name_is_one_line(cls, value: str) -> str:
-        if not value or any(ord(ch) < 32 for ch in value):
+        if not value or not value.isprintable():
             raise ValueError(f"test name {value!r} must be non-empty and on one line")
         return value
 
