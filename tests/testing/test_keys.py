@@ -1,0 +1,78 @@
+"""Test keys: what changes a key, what must not, and each file read once per run."""
+
+from pathlib import Path
+
+import pytest
+
+from open_agent_compiler import (
+    AgentDefinition, AgentHeader, AgentRegistry, CompilationConfig, EqualsEvaluator, MockProfile, MockResponse,
+    ModelParameters, TemplateSlot, TemplateTree, ToolDefinition, ToolDefinitionHeader, ToolTest,
+)
+from open_agent_compiler.testing.discovery import discover
+from open_agent_compiler.testing.keys import FileDigests, key_parts
+
+
+def build(tmp_path: Path, *, ci_a: str = "A", ci_b: str = "B", expected: str = "A", spec: str = "mockmod:fn",
+          model: str = "p/m") -> dict[str, str]:
+    tool_a = ToolDefinition(
+        header=ToolDefinitionHeader(name="a", description="a"),
+        tool_tests=[ToolTest(name="ta", input={}, mock_profile="ci", evaluators=(EqualsEvaluator(expected=expected),))],
+    )
+    tool_b = ToolDefinition(
+        header=ToolDefinitionHeader(name="b", description="b"), mock=MockResponse(kind="callable", callable_spec=spec),
+        tool_tests=[ToolTest(name="tb", input={})],
+    )
+    agent = AgentDefinition(header=AgentHeader(agent_id="x", name="x"), extra_tools=[tool_a, tool_b])
+    reg = AgentRegistry()
+    reg.register_agent("x", agent, ModelParameters(model_name=model))
+    reg.register_template(TemplateTree(name="t", slots=[TemplateSlot(name="primary", default_agent_id="x")]))
+    reg.create_compilation_config(CompilationConfig(name="c", template_name="t"))
+    reg.register_mock_profile(MockProfile(name="ci", responses={"a": MockResponse(fixed_output=ci_a),
+                                                                 "b": MockResponse(fixed_output=ci_b)}))
+    resolved = reg.resolve_config("c")
+    files = FileDigests(tmp_path)
+    return {case.test_id: key_parts(case, resolved=resolved, files=files, artifact_digests={}, dialect="opencode",
+                                     variant=None).key() for case in discover(resolved)}
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    (tmp_path / "mockmod.py").write_text("def fn(payload):\n    return 1\n")
+    return tmp_path
+
+
+def test_only_the_reachable_mock_entry_counts(project: Path) -> None:
+    base = build(project)
+    other_entry = build(project, ci_b="B2")  # profile entry of tool b: test `ta` cannot reach it
+    assert other_entry["tool:a::ta"] == base["tool:a::ta"]
+    own_entry = build(project, ci_a="A2")
+    assert own_entry["tool:a::ta"] != base["tool:a::ta"]
+
+
+def test_definition_and_mock_module_contents_change_keys(project: Path) -> None:
+    base = build(project)
+    assert build(project, expected="other")["tool:a::ta"] != base["tool:a::ta"]
+    (project / "mockmod.py").write_text("def fn(payload):\n    return 2\n")
+    changed = build(project)
+    assert changed["tool:b::tb"] != base["tool:b::tb"] and changed["tool:a::ta"] == base["tool:a::ta"]
+
+
+def test_tool_test_keys_ignore_the_agent_model(project: Path) -> None:
+    assert build(project, model="p/other") == build(project)
+
+
+def test_each_file_is_read_once_per_run(project: Path, monkeypatch) -> None:
+    reads: list[Path] = []
+    original = Path.read_bytes
+
+    def counting(self: Path) -> bytes:
+        reads.append(self)
+        return original(self)
+
+    monkeypatch.setattr(Path, "read_bytes", counting)
+    files = FileDigests(project)
+    for _ in range(5):
+        files("mockmod.py")
+        files(project / "mockmod.py")
+    assert len(reads) == 1
+    assert files("missing.py") == "missing"
