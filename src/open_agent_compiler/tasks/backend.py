@@ -1,7 +1,8 @@
 """doit dependency backend: sqlite in WAL mode, shared safely by concurrent `oac test` runs.
 
 Differences from doit's own sqlite backend, each for a measured failure of it:
-- all rows are read in one SELECT at open (the warm path asks for every test's row);
+- the green key and time of every task sit in their own columns, read in one SELECT at open (the warm path
+  asks for every test's green state); the JSON rows are decoded only for tasks that are asked about;
 - `busy_timeout` + WAL, and every write batched into short IMMEDIATE transactions, so a second process waits
   instead of dying with "database is locked";
 - rows are flushed every FLUSH_SECONDS during the run, not only at the end, so a SIGKILL loses at most that
@@ -35,6 +36,7 @@ class OacStateDB:
     def __init__(self, name: str, codec: Any = None, *, module_name: str | None = None) -> None:
         self.name = name
         self._cache: dict[str, dict[str, Any]] = {}
+        self._green: dict[str, tuple[str | None, str | None]] = {}
         self._dirty: set[str] = set()
         self._last_flush = time.monotonic()
         Path(name).parent.mkdir(parents=True, exist_ok=True)
@@ -53,20 +55,32 @@ class OacStateDB:
         conn.execute("pragma journal_mode=wal")
         conn.execute("pragma synchronous=normal")
         conn.execute("create table if not exists doit (task_id text not null primary key, task_data json)")
+        columns = {row[1] for row in conn.execute("pragma table_info(doit)")}
+        for column in ("green_key", "green_at"):
+            if column not in columns:
+                conn.execute(f"alter table doit add column {column} text")
         return conn
 
     def _load(self) -> None:
-        bad = 0
-        for task_id, data in self._conn.execute("select task_id, task_data from doit"):
-            try:
-                value = json.loads(data)
-            except (TypeError, ValueError):
-                bad += 1
-                continue
-            if isinstance(value, dict):
-                self._cache[task_id] = value
-        if bad:
-            _warn(f"{self.name}: ignored {bad} unreadable row(s); those tests will run again")
+        self._green = {
+            task_id: (key, at) for task_id, key, at in self._conn.execute("select task_id, green_key, green_at from doit")
+        }
+
+    def _row(self, task_id: str) -> dict[str, Any]:
+        """The decoded row of one task, read on first use; an unreadable row counts as absent."""
+        row = self._cache.get(task_id)
+        if row is None:
+            row = {}
+            if task_id in self._green:
+                found = self._conn.execute("select task_data from doit where task_id = ?", (task_id,)).fetchone()
+                try:
+                    value = json.loads(found[0]) if found else {}
+                except (TypeError, ValueError):
+                    _warn(f"{self.name}: ignored the unreadable row of {task_id}; it will run again")
+                    value = {}
+                row = value if isinstance(value, dict) else {}
+            self._cache[task_id] = row
+        return row
 
     def _move_aside(self, name: str, exc: Exception) -> None:
         aside = f"{name}.corrupt-{int(time.time())}"
@@ -77,11 +91,11 @@ class OacStateDB:
 
     # doit's backend interface ---------------------------------------------------------------------------------
     def get(self, task_id: str, dependency: str) -> Any:
-        return self._cache.get(task_id, {}).get(dependency)
+        return self._row(task_id).get(dependency)
 
     def set(self, task_id: str, dependency: str, value: Any) -> None:
-        row = self._cache.get(task_id)
-        if row is None or FAILED in row:
+        row = self._row(task_id)
+        if FAILED in row:
             row = self._cache[task_id] = {}
         row[dependency] = value
         self._dirty.add(task_id)
@@ -89,7 +103,8 @@ class OacStateDB:
             self.flush()
 
     def in_(self, task_id: str) -> bool:
-        return task_id in self._cache and FAILED not in self._cache[task_id]
+        row = self._row(task_id)
+        return bool(row) and FAILED not in row
 
     def remove(self, task_id: str) -> None:
         self._cache[task_id] = {FAILED: True}
@@ -97,6 +112,7 @@ class OacStateDB:
 
     def remove_all(self) -> None:
         self._cache.clear()
+        self._green.clear()
         self._dirty.clear()
         self._write(lambda conn: conn.execute("delete from doit"))
 
@@ -106,15 +122,27 @@ class OacStateDB:
 
     # ours ---------------------------------------------------------------------------------------------------
     def failed_last(self, task_id: str) -> bool:
-        return FAILED in self._cache.get(task_id, {})
+        return FAILED in self._row(task_id)
+
+    def green(self, task_id: str) -> tuple[str | None, str | None]:
+        """(key, time) of the task's last passing run, or (None, None): no JSON decoded."""
+        return self._green.get(task_id, (None, None))
 
     def flush(self) -> None:
         self._last_flush = time.monotonic()
         if not self._dirty:
             return
-        rows = [(task_id, json.dumps(self._cache[task_id], default=str)) for task_id in self._dirty]
+        rows = []
+        for task_id in self._dirty:
+            row = self._cache[task_id]
+            values = row.get("_values_:") or {}
+            passed = isinstance(values, dict) and values.get("status") == "pass"
+            key, at = (values.get("key"), values.get("at")) if passed else (None, None)
+            self._green[task_id] = (key, at)
+            rows.append((task_id, json.dumps(row, default=str), key, at))
         self._dirty = set()
-        self._write(lambda conn: conn.executemany("insert or replace into doit values (?, ?)", rows))
+        self._write(lambda conn: conn.executemany(
+            "insert or replace into doit (task_id, task_data, green_key, green_at) values (?, ?, ?, ?)", rows))
 
     def _write(self, work: Any) -> None:
         self._conn.execute("begin immediate")

@@ -1,6 +1,5 @@
 """Run the test graph through doit, for `oac test` (the `doit test` path goes through `dodo.task_test`)."""
 
-import io
 import sys
 from pathlib import Path
 from typing import Any, TextIO
@@ -9,6 +8,7 @@ from doit.cmd_base import TaskLoader2
 from doit.doit_cmd import DoitMain
 from doit.loader import generate_tasks
 
+from open_agent_compiler.tasks.gc_tuning import fewer_collections
 from open_agent_compiler.tasks.graph import TEST_GROUP, TestPlan
 from open_agent_compiler.tasks.junit import write_junit
 from open_agent_compiler.tasks.reporter import OacReporter
@@ -47,7 +47,11 @@ class PlanLoader(TaskLoader2):
 
 def run_tests(options: TestOptions, out: TextIO | None = None) -> int:
     """Run; return 0 (no failures), 1 (a test failed), 130 (interrupted). Bad input raises OacError."""
-    out = out or sys.stdout
+    with fewer_collections():
+        return _run_tests(options, out or sys.stdout)
+
+
+def _run_tests(options: TestOptions, out: TextIO) -> int:
     plan = TestPlan(options)
     reporter = OacReporter(out)
     reporter._force = options.force
