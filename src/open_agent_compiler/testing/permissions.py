@@ -2,6 +2,8 @@
 
 from typing import ClassVar
 
+from pydantic import model_validator
+
 from open_agent_compiler.model.core.capabilities import Capabilities
 from open_agent_compiler.model.core.evaluator import EvaluationContext, Evaluator, EvaluatorResult
 
@@ -36,6 +38,12 @@ class PermissionCheck(Evaluator):
 
     wanted: ClassVar[str] = "allow"  # the action every check must resolve to
     expectation: ClassVar[str] = "expected allow"
+
+    @model_validator(mode="after")
+    def _something_to_check(self) -> "PermissionCheck":
+        if not self.permission_key and not self.bash_pattern:
+            raise ValueError(f"{self.kind} needs permission_key and/or bash_pattern")
+        return self
 
     def checks(self, capabilities: Capabilities) -> list[tuple[str, str]]:
         found = []

@@ -41,18 +41,17 @@ def _check(kind: str, passed: bool, evidence: str) -> EvaluatorResult:
 def capability_checks(test: CapabilityTest, caps: Capabilities, postfix: str) -> list[EvaluatorResult]:
     """The `must_*` fields of a capability test, each one check against the compiled capabilities."""
     checks = []
-    for pattern in test.must_have_bash_patterns:
-        action, how = bash_action(caps, pattern)
-        checks.append(_check("must_have_bash_patterns", action == "allow", f"{how}; expected allow"))
-    for pattern in test.must_not_have_bash_patterns:
-        action, how = bash_action(caps, pattern)
-        checks.append(_check("must_not_have_bash_patterns", action != "allow", f"{how}; expected not allowed"))
-    for key in test.must_have_permissions:
-        action, how = permission_action(caps, key)
-        checks.append(_check("must_have_permissions", action == "allow", f"{how}; expected allow"))
-    for key in test.must_not_have_permissions:
-        action, how = permission_action(caps, key)
-        checks.append(_check("must_not_have_permissions", action != "allow", f"{how}; expected not allowed"))
+    rules = (
+        ("must_have_bash_patterns", test.must_have_bash_patterns, bash_action, True),
+        ("must_not_have_bash_patterns", test.must_not_have_bash_patterns, bash_action, False),
+        ("must_have_permissions", test.must_have_permissions, permission_action, True),
+        ("must_not_have_permissions", test.must_not_have_permissions, permission_action, False),
+    )
+    for field, items, lookup, wanted in rules:
+        for item in items:
+            action, how = lookup(caps, item)
+            checks.append(_check(field, (action == "allow") == wanted,
+                                 f"{how}; expected {'allow' if wanted else 'not allowed'}"))
     for field, names, granted, wanted in (
         ("must_have_tools", test.must_have_tools, caps.tools, True),
         ("must_not_have_tools", test.must_not_have_tools, caps.tools, False),

@@ -2,8 +2,6 @@
 
 from typing import ClassVar, Literal
 
-from pydantic import model_validator
-
 from open_agent_compiler.testing.permissions import PermissionCheck
 
 
@@ -14,9 +12,3 @@ class PermissionAbsentEvaluator(PermissionCheck):
     kind: Literal["permission_absent"] = "permission_absent"
     wanted: ClassVar[str] = "deny"
     expectation: ClassVar[str] = "expected deny or missing"
-
-    @model_validator(mode="after")
-    def _something_to_check(self) -> "PermissionAbsentEvaluator":
-        if not self.permission_key and not self.bash_pattern:
-            raise ValueError("permission_absent needs permission_key and/or bash_pattern")
-        return self

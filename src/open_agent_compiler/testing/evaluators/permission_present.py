@@ -2,8 +2,6 @@
 
 from typing import ClassVar, Literal
 
-from pydantic import model_validator
-
 from open_agent_compiler.testing.permissions import PermissionCheck
 
 
@@ -14,9 +12,3 @@ class PermissionPresentEvaluator(PermissionCheck):
     kind: Literal["permission_present"] = "permission_present"
     wanted: ClassVar[str] = "allow"
     expectation: ClassVar[str] = "expected allow"
-
-    @model_validator(mode="after")
-    def _something_to_check(self) -> "PermissionPresentEvaluator":
-        if not self.permission_key and not self.bash_pattern:
-            raise ValueError("permission_present needs permission_key and/or bash_pattern")
-        return self
