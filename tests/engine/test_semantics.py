@@ -96,8 +96,9 @@ def line_for(output: str, name: str) -> str:
     return matches[0]
 
 
-def test_handlers_mocks_and_missing_context(tools: Project) -> None:
-    done = tools.test("--timeout", "1", code=1)
+@pytest.mark.parametrize("spawn", ["", "1"], ids=["forked-child", "fresh-interpreter"])
+def test_handlers_mocks_and_missing_context(tools: Project, spawn: str) -> None:
+    done = tools.test("--timeout", "1", code=1, env={"OAC_HANDLER_SPAWN": spawn})
     out = done.stdout
     assert line_for(out, "raises").startswith("  FAIL 'raises': ")
     assert "kaboom" in line_for(out, "raises") and "about to explode" in line_for(out, "raises")

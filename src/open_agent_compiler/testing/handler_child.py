@@ -1,8 +1,8 @@
-"""Child process entry: load a handler script, find the ScriptTool named like the tool, run it once.
+"""Inside the handler's own process: load a handler script, find the ScriptTool named like the tool, run it.
 
-Reads `{"tool": NAME, "scripts": [{"path": P} | {"source": S, "label": L}], "input": {...}}` on stdin and writes
-`{"ok": true, "output": ...}` or `{"ok": false, "error": "..."}` as the last line of stdout. The handler's own
-prints go to stderr so they cannot corrupt the answer.
+A request is `{"tool": NAME, "scripts": [{"path": P} | {"source": S, "label": L}], "input": {...}}`; the answer
+`{"ok": true, "output": ...}` or `{"ok": false, "error": "..."}`. `handle` serves a forked child; `main` serves a
+spawned interpreter (request on stdin, answer as the last line of stdout, the handler's prints on stderr).
 """
 
 import importlib.util
@@ -42,10 +42,8 @@ def _find_tool(modules: list[types.ModuleType], tool_name: str) -> type[ScriptTo
     return None
 
 
-def main() -> int:
-    answer = os.fdopen(os.dup(sys.stdout.fileno()), "w")
-    sys.stdout = sys.stderr
-    request = json.loads(sys.stdin.read())
+def handle(request: dict[str, Any]) -> dict[str, Any]:
+    """Run the request's handler once; never raises."""
     try:
         modules = [_load(script, i) for i, script in enumerate(request["scripts"])]
         tool_class = _find_tool(modules, request["tool"])
@@ -58,6 +56,13 @@ def main() -> int:
         frames = traceback.extract_tb(exc.__traceback__)
         where = f" (at {os.path.basename(frames[-1].filename)}:{frames[-1].lineno} in {frames[-1].name})" if frames else ""
         result = {"ok": False, "error": f"{type(exc).__name__}: {' '.join(str(exc).split())}{where}"}
+    return result
+
+
+def main() -> int:
+    answer = os.fdopen(os.dup(sys.stdout.fileno()), "w")
+    sys.stdout = sys.stderr
+    result = handle(json.loads(sys.stdin.read()))
     answer.write(json.dumps(result, default=str) + "\n")
     answer.flush()
     return 0
