@@ -1,5 +1,6 @@
 """The agent registry and config resolution: slots → agents → reachable tools, validated once."""
 
+from collections import Counter
 from collections.abc import Iterator
 
 from pydantic import BaseModel, ConfigDict, PrivateAttr
@@ -119,7 +120,7 @@ class AgentRegistry:
         names = [slot.name for slot in template.slots]
         for name in names:
             check_segment(name, f"slot name in template {template.name!r}:")
-        duplicates = sorted({n for n in names if names.count(n) > 1})
+        duplicates = sorted(name for name, count in Counter(names).items() if count > 1)
         if duplicates:
             raise RegistryError(f"template {template.name!r} has duplicate slots: {', '.join(duplicates)}")
         self._templates[template.name] = template

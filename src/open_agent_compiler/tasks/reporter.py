@@ -152,7 +152,7 @@ class OacReporter:
     def add_success(self, task: Any) -> None:
         info = self._test_info(task)
         if info:
-            outcome = task.meta["oac_outcome"]
+            outcome = task.meta.pop("oac_outcome")  # recorded below; not kept for the rest of the run
             self._finish_test(task, *info, outcome, task.meta.get("oac_finished") or now_iso())
 
     def add_failure(self, task: Any, exception: Any) -> None:
@@ -164,7 +164,7 @@ class OacReporter:
             self.tally.errors.append(f"{task.name}: {message}")
             self._say(f"  ERROR {task.name}: {message[:500]}")
             return
-        outcome = (task.meta or {}).get("oac_outcome")
+        outcome = (task.meta or {}).pop("oac_outcome", None)
         if outcome is None:  # never reached our action: a dependency failed, or doit itself refused
             text = " ".join(str(exception.get_msg() if hasattr(exception, "get_msg") else exception).split())
             evidence = EvaluatorResult(evaluator_kind="engine", name="engine", passed=False, score=0.0,

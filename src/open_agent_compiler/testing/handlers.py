@@ -32,6 +32,8 @@ def handler_scripts(tool: ToolDefinition, project_root: Path) -> list[dict[str, 
     if tool.handler_script:
         scripts.append({"path": str(project_root / tool.handler_script)})
     for script in tool.scripts():
+        if script.source_file_type not in (None, "python"):
+            continue  # only Python scripts can hold a ScriptTool handler
         if script.source_file_path:
             scripts.append({"path": str(project_root / script.source_file_path)})
         elif script.script_contents is not None:

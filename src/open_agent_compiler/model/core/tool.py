@@ -32,6 +32,7 @@ class ScriptDefinition(Frozen):
 
     target_file_path: str
     source_file_path: str | None = None
+    source_file_type: Literal["python", "javascript", "typescript"] | None = None  # None: python
     script_contents: str | None = None
 
     @model_validator(mode="after")
