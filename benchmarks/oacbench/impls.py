@@ -1,0 +1,84 @@
+"""The two implementations under test: ours (this repository's `oac`) and the anchor (the public
+`open-agent-compiler==1.16.5`, installed by the benchmark into its own Python 3.12 virtualenv outside the repo)."""
+
+from __future__ import annotations
+
+import glob
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+CACHE = Path(os.environ.get("OAC_BENCH_CACHE", Path.home() / ".cache" / "oac-bench"))
+ANCHOR_REQUIREMENT = "open-agent-compiler==1.16.5"
+ANCHOR_VERSION = "1.16.5"
+
+
+@dataclass(frozen=True)
+class Implementation:
+    label: str  # "ours" | "anchor"
+    oac: Path
+    python: Path
+    version: str
+
+    def describe(self) -> str:
+        return f"{self.label}: {self.oac} (oac {self.version}, {python_version(self.python)})"
+
+
+def python_version(python: Path) -> str:
+    done = subprocess.run([str(python), "-c", "import platform; print(platform.python_version())"],
+                          capture_output=True, text=True)
+    return f"Python {done.stdout.strip() or '?'}"
+
+
+def _package_version(python: Path) -> str | None:
+    done = subprocess.run(
+        [str(python), "-c", "import importlib.metadata as m; print(m.version('open-agent-compiler'))"],
+        capture_output=True, text=True,
+    )
+    return done.stdout.strip() if done.returncode == 0 else None
+
+
+def find_ours(explicit: str | None = None) -> Implementation:
+    """`--ours-oac`, else the `oac` next to the running interpreter, else the repository's `.venv/bin/oac`."""
+    candidates = [Path(explicit)] if explicit else [Path(sys.executable).parent / "oac", REPO / ".venv" / "bin" / "oac"]
+    for oac in candidates:
+        if oac.is_file():
+            python = oac.parent / "python"
+            version = _package_version(python) or "?"
+            return Implementation("ours", oac, python, version)
+    raise SystemExit(f"benchmark: cannot find our oac (tried {', '.join(map(str, candidates))}); "
+                     "install it with `.venv/bin/pip install -e '.[test]'` or pass --ours-oac")
+
+
+def find_python312(explicit: str | None = None) -> Path:
+    if explicit:
+        return Path(explicit)
+    pyenv_root = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv"))
+    found = sorted(glob.glob(str(pyenv_root / "versions" / "3.12*" / "bin" / "python")))
+    if found:
+        return Path(found[-1])
+    on_path = shutil.which("python3.12")
+    if on_path:
+        return Path(on_path)
+    raise SystemExit("benchmark: no Python 3.12 found (pyenv or python3.12 on PATH); pass --anchor-python")
+
+
+def ensure_anchor(venv: Path | None = None, python312: str | None = None) -> Implementation:
+    """Create `venv` and install the anchor into it unless it is already there (idempotent)."""
+    venv = venv or CACHE / "anchor-venv"
+    python = venv / "bin" / "python"
+    installed = _package_version(python) if python.is_file() else None
+    if installed != ANCHOR_VERSION:
+        interpreter = find_python312(python312)
+        print(f"benchmark: installing {ANCHOR_REQUIREMENT} into {venv} ({interpreter})", flush=True)
+        subprocess.run([str(interpreter), "-m", "venv", "--clear", str(venv)], check=True)
+        subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+                        ANCHOR_REQUIREMENT], check=True)
+    version = _package_version(python)
+    if version != ANCHOR_VERSION:
+        raise SystemExit(f"benchmark: anchor venv {venv} holds open-agent-compiler {version}, not {ANCHOR_VERSION}")
+    return Implementation("anchor", venv / "bin" / "oac", python, version)

@@ -1,0 +1,61 @@
+"""What one benchmark run measures: sizes, profile shapes, repetitions, and where the anchor is capped."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+LARGE = 20_000  # from this many tests on, runs are sampled (`large_reps`) instead of repeated `reps` times
+
+
+@dataclass(frozen=True)
+class Plan:
+    sizes: tuple[int, ...] = (100, 1_000, 5_000, 50_000)
+    shapes: tuple[str, ...] = ("per-agent", "shared")
+    reps: int = 5
+    large_reps: int = 1
+    ours_max: dict[str, int] = field(default_factory=lambda: {"per-agent": 50_000, "shared": 5_000})
+    anchor_max: dict[str, int] = field(default_factory=lambda: {"per-agent": 50_000, "shared": 5_000})
+    edit_size: int = 5_000
+    edit_shapes: tuple[str, ...] = ("per-agent",)
+    slow_tests: int = 500
+    slow_ms: int = 10
+    slow_kinds: tuple[str, ...] = ("sleep", "busy")
+    jobs: int = 2
+    profile: bool = True
+    profile_largest: bool = True  # also profile our warm run at the largest per-agent size (superlinear costs)
+    cold_profile_size: int = 1_000
+
+    def reps_for(self, tests: int) -> int:
+        return self.reps if tests < LARGE else self.large_reps
+
+    def skipped(self, impl: str, tests: int, shape: str) -> str | None:
+        """Why `impl` does not run this size/shape, or None when it does."""
+        limit = (self.ours_max if impl == "ours" else self.anchor_max).get(shape, 0)
+        if tests <= limit:
+            return None
+        why = ("the anchor hashes the whole shared MockProfile for every test (quadratic: ~100 s per run at "
+               "20,000 tests)" if impl == "anchor" and shape == "shared" else "to keep the default run short")
+        return f"{impl} not run at {tests:,} tests with {shape} profiles (capped at {limit:,}: {why}; --preset full raises caps)"
+
+
+PRESETS: dict[str, Plan] = {
+    "default": Plan(),
+    "quick": Plan(sizes=(100, 1_000), reps=3, edit_size=1_000, slow_tests=100, slow_kinds=("sleep",),
+                  cold_profile_size=100),
+    "full": Plan(sizes=(100, 1_000, 5_000, 20_000, 50_000),
+                 ours_max={"per-agent": 50_000, "shared": 50_000},
+                 anchor_max={"per-agent": 50_000, "shared": 20_000},
+                 edit_shapes=("per-agent", "shared")),
+}
+
+
+def preset(name: str, *, sizes: tuple[int, ...] | None = None, reps: int | None = None,
+           large_reps: int | None = None) -> Plan:
+    plan = PRESETS[name]
+    if sizes:
+        plan = replace(plan, sizes=sizes)
+    if reps:
+        plan = replace(plan, reps=reps)
+    if large_reps:
+        plan = replace(plan, large_reps=large_reps)
+    return plan

@@ -1,0 +1,121 @@
+"""The issue's targets, checked against the rows of one run. A target with no data is reported, not passed."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from oacbench.scenarios import EMPTY_HISTORY, HISTORY_LINES, LONG_HISTORY, PAIRED_WARM, Row
+
+TARGET_TESTS = 5_000
+FLAT_FACTOR = 1.25  # "flat": the marginal cost per test may grow by at most 25 % from 1,000→5,000 to the largest N
+
+
+@dataclass
+class Target:
+    name: str
+    ok: bool | None  # None: no data
+    detail: str
+
+    @property
+    def verdict(self) -> str:
+        return "PASS" if self.ok else ("MISS" if self.ok is False else "NO DATA")
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "verdict": self.verdict, "detail": self.detail}
+
+
+class Rows:
+    def __init__(self, rows: list[Row]) -> None:
+        self.rows = rows
+
+    def get(self, scenario: str, tests: int, shape: str, impl: str) -> Row | None:
+        for row in self.rows:
+            if (row.scenario, row.tests, row.shape, row.impl) == (scenario, tests, shape, impl) and row.walls:
+                return row
+        return None
+
+    def startswith(self, prefix: str, tests: int, shape: str, impl: str) -> Row | None:
+        for row in self.rows:
+            if row.scenario.startswith(prefix) and (row.tests, row.shape, row.impl) == (tests, shape, impl):
+                return row
+        return None
+
+    def shapes(self) -> list[str]:
+        return list(dict.fromkeys(row.shape for row in self.rows if row.tests == TARGET_TESTS))
+
+
+def _ratio_target(name: str, ours: Row | None, other: Row | None, limit: float, what: str) -> Target:
+    if ours is None or other is None:
+        return Target(name, None, "not measured in this run")
+    ratio = ours.median_s / other.median_s
+    return Target(name, ratio <= limit,
+                  f"ours {ours.median_s:.3f}s / {what} {other.median_s:.3f}s = {ratio:.2f} (limit {limit:.2f})")
+
+
+def evaluate(all_rows: list[Row], edit_checks_ok: dict[str, bool]) -> list[Target]:
+    rows, n = Rows(all_rows), TARGET_TESTS
+    found: list[Target] = []
+    for shape in rows.shapes():
+        tag = f"[{n:,} tests, {shape} profiles]"
+        found.append(_ratio_target(f"warm ≤ 0.30 × anchor warm {tag}", rows.get("warm", n, shape, "ours"),
+                                   rows.get("warm", n, shape, "anchor"), 0.30, "anchor"))
+        found.append(_ratio_target(f"cold ≤ 0.75 × anchor cold {tag}", rows.get("cold", n, shape, "ours"),
+                                   rows.get("cold", n, shape, "anchor"), 0.75, "anchor"))
+        for scenario in ("cold", "warm"):
+            ours, anchor = rows.get(scenario, n, shape, "ours"), rows.get(scenario, n, shape, "anchor")
+            name = f"peak RSS ≤ anchor's, {scenario} {tag}"
+            if ours is None or anchor is None:
+                found.append(Target(name, None, "not measured in this run"))
+            else:
+                found.append(Target(name, ours.peak_rss_kb <= anchor.peak_rss_kb,
+                                    f"ours {ours.peak_rss_kb / 1024:.1f} MB vs anchor {anchor.peak_rss_kb / 1024:.1f} MB"
+                                    f" = {ours.peak_rss_kb / anchor.peak_rss_kb:.2f}×"))
+        edit = rows.startswith("edit 1 agent", n, shape, "ours")
+        if edit is not None:
+            target = _ratio_target(f"one agent of 1,000 edited ≤ 1.1 × our warm {tag}", edit,
+                                   rows.get(PAIRED_WARM, n, shape, "ours"), 1.10, "our warm (interleaved)")
+            only = edit_checks_ok.get(edit.case, False)
+            target.ok = bool(target.ok) and only
+            target.detail += "; only that agent's tests ran" if only else "; OTHER TESTS RAN TOO (see checks)"
+            found.append(target)
+        hist = rows.get(LONG_HISTORY, n, shape, "ours")
+        if hist is not None:
+            found.append(_ratio_target(f"warm after {HISTORY_LINES:,}-line history within 5 % of empty {tag}", hist,
+                                       rows.get(EMPTY_HISTORY, n, shape, "ours"), 1.05,
+                                       "our warm with empty history (interleaved)"))
+    found.extend(_parallel_targets(all_rows))
+    found.extend(_flat_targets(rows))
+    return found
+
+
+def _parallel_targets(rows: list[Row]) -> list[Target]:
+    found = []
+    for row in rows:
+        if row.impl == "ours" and row.scenario.startswith("-n "):
+            kind = row.scenario.split(", ", 1)[1]
+            serial = Rows(rows).get(f"serial, {kind}", row.tests, row.shape, "ours")
+            found.append(_ratio_target(f"{row.scenario.split(',')[0]} ≤ 0.55 × serial [{row.tests:,} {kind}]",
+                                       row, serial, 0.55, "serial"))
+    return found
+
+
+def _flat_targets(rows: Rows) -> list[Target]:
+    found = []
+    for scenario in ("cold", "warm"):
+        for shape in ("per-agent", "shared"):
+            points = sorted((r.tests, r.median_s) for r in rows.rows
+                            if (r.scenario, r.shape, r.impl) == (scenario, shape, "ours") and r.tests >= 1_000)
+            if len(points) < 3:
+                continue
+            slopes = [(b[1] - a[1]) / (b[0] - a[0]) * 1e3 for a, b in zip(points, points[1:])]
+            per_test = ", ".join(f"{t:,}: {s / t * 1e3:.3f}" for t, s in points)
+            steps = ", ".join(f"{a[0]:,}→{b[0]:,}: {s:.3f}" for (a, b), s in zip(zip(points, points[1:]), slopes))
+            worst, first = max(slopes[1:]), max(slopes[0], 1e-9)
+            found.append(Target(
+                f"time per test flat from {points[0][0]:,} to {points[-1][0]:,} [ours {scenario}, {shape}]",
+                worst <= FLAT_FACTOR * first,
+                f"ms per test (total/N) {per_test}; marginal ms per added test {steps}; "
+                f"worst/first = {worst / first:.2f} (limit {FLAT_FACTOR})",
+            ))
+    return found

@@ -1,0 +1,184 @@
+"""`oac test` benchmarks: ours vs the public open-agent-compiler==1.16.5 (the anchor), side by side, in one run.
+
+    python benchmarks/run.py [--preset quick|default|full] [--sizes 100,1000] [--reps 5]
+
+Also `OAC_BENCH_PRESET=full doit bench`. Prints a table, the targets of issue 4 (PASS/MISS with the numbers) and
+writes benchmarks/results/<timestamp>.json, latest.json and latest.md. Work directories, the anchor's virtualenv
+and raw profiles live under ~/.cache/oac-bench (OAC_BENCH_CACHE), outside the repository.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import re
+import shutil
+import sys
+import time
+from dataclasses import asdict, replace
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from generate import TESTS_PER_AGENT, Spec  # noqa: E402
+from oacbench import impls, profiling, report, targets  # noqa: E402
+from oacbench.measure import rss_method  # noqa: E402
+from oacbench.plan import PRESETS, Plan, preset  # noqa: E402
+from oacbench.scenarios import Bench  # noqa: E402
+from oacbench.workspace import Case, make_case  # noqa: E402
+
+RESULTS = Path(__file__).resolve().parent / "results"
+RUN_TIMEOUT_S = 1_800.0
+SUITE = ("per agent: 2 capability tests + 3 tool tests (fixed mock, sequence mock, profile-overridden mock); every "
+         "10th agent's fixed-mock tool is instead a JSON tool with a real ScriptTool handler and no mock (2 % of "
+         "tests); profiles 'per-agent' = one MockProfile per agent, 'shared' = one profile covering every agent; "
+         "slow suite: 5 tool tests per agent, each mocked by a callable taking 10 ms (sleep or busy-wait)")
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--preset", choices=sorted(PRESETS), default=os.environ.get("OAC_BENCH_PRESET", "default"))
+    parser.add_argument("--sizes", help="comma-separated test counts (multiples of 5), overriding the preset")
+    parser.add_argument("--reps", type=int, help="runs per measurement below 20,000 tests (median reported)")
+    parser.add_argument("--large-reps", type=int, help="runs per measurement from 20,000 tests on")
+    parser.add_argument("--ours-oac", help="our oac executable (default: next to this Python, else .venv/bin/oac)")
+    parser.add_argument("--anchor-python", help="Python 3.12 used to create the anchor's virtualenv")
+    parser.add_argument("--work", type=Path, default=impls.CACHE / "work")
+    parser.add_argument("--results", type=Path, default=RESULTS)
+    parser.add_argument("--keep", action="store_true", help="keep the generated projects under --work")
+    return parser.parse_args(argv)
+
+
+def machine() -> dict[str, Any]:
+    model = ""
+    cpuinfo = Path("/proc/cpuinfo")
+    if cpuinfo.exists():
+        model = next((line.split(":", 1)[1].strip() for line in cpuinfo.read_text().splitlines()
+                      if line.startswith("model name")), "")
+    return {"cpus": os.cpu_count(), "cpu": model, "platform": platform.platform(), "rss_method": rss_method()}
+
+
+class Runner:
+    def __init__(self, plan: Plan, bench: Bench, work: Path, keep: bool) -> None:
+        self.plan, self.bench, self.work, self.keep = plan, bench, work, keep
+        self.profiles: dict[str, Any] = {}
+
+    def labels(self, tests: int, shape: str) -> list[str]:
+        chosen = []
+        for label in self.bench.impls:
+            why = self.plan.skipped(label, tests, shape)
+            if why is None:
+                chosen.append(label)
+            else:
+                self.bench.note(why)
+        return chosen
+
+    def drop(self, case: Case) -> None:
+        if not self.keep:
+            shutil.rmtree(self.work / case.name, ignore_errors=True)
+
+    def size(self, tests: int, shape: str) -> None:
+        labels = self.labels(tests, shape)
+        if "ours" not in labels:
+            return
+        reps = self.plan.reps_for(tests)
+        if reps < 5:
+            self.bench.note(f"{tests:,} tests, {shape} profiles: {reps} run(s) per measurement, not a median of 5")
+        case = make_case(self.work, f"n{tests}-{shape}", Spec.for_tests(tests, profiles=shape), labels)
+        self.bench.log(f"case {case.name}: {case.spec.agents} agents, {len(case.spec.handler_agents())} handler tools")
+        self.bench.cold_and_warm(case, labels, reps)
+        if tests == self.plan.edit_size and shape in self.plan.edit_shapes:
+            self.bench.edit_agent(case, labels, reps, agent=case.spec.agents // 2)
+            handlers = case.spec.handler_agents()
+            if handlers:
+                self.bench.edit_handler(case, labels, reps, agent=handlers[len(handlers) // 2])
+            if self.plan.profile and "warm" not in self.profiles:
+                self.profile("warm", case, cold=False)
+                agent = case.spec.agents // 2
+                case.set_spec(case.spec.with_edit(agent, reps + 1))
+                self.profile("edit-1-agent", case, cold=False)
+                self.bench.settle(case, [label for label in labels if label != "ours"])
+            self.bench.long_history(case, labels, reps)
+            self.mock_only(tests, shape, labels, reps)
+        largest = max(self.plan.sizes)
+        if self.plan.profile_largest and tests == largest > self.plan.edit_size and shape == "per-agent":
+            self.profile(f"warm at {largest:,} tests", case, cold=False)
+        self.drop(case)
+
+    def mock_only(self, tests: int, shape: str, labels: list[str], reps: int) -> None:
+        """Cold again on the same suite minus its handler tests, to separate handler cost from the rest."""
+        spec = Spec.for_tests(tests, profiles=shape, handler_every=0)
+        case = make_case(self.work, f"n{tests}-{shape}-mock-only", spec, labels)
+        self.bench.cold_only(case, labels, reps, "cold, mock-only suite (no handler tests)")
+        if self.plan.profile:
+            self.profile("cold mock-only", case, cold=True)
+        self.drop(case)
+
+    def slow(self, kind: str) -> None:
+        spec = Spec.for_tests(self.plan.slow_tests, slow_ms=self.plan.slow_ms, slow_kind=kind, handler_every=0)
+        labels = list(self.bench.impls)
+        case = make_case(self.work, f"slow-{kind}", spec, labels)
+        self.bench.parallel(case, labels, self.plan.reps, self.plan.jobs)
+        self.drop(case)
+
+    def profile(self, name: str, case: Case, *, cold: bool) -> None:
+        slug = re.sub(r"[^A-Za-z0-9]+", "-", name).strip("-")
+        prefix = self.work / "profiles" / f"{slug}-{case.name}"
+        self.bench.log(f"profiling ours, {name}, {case.name} (cProfile)")
+        summary = profiling.profile(self.bench.impls["ours"], case, prefix, cold=cold, timeout=RUN_TIMEOUT_S)
+        summary["case"] = case.name
+        self.profiles[name] = summary
+
+    def cold_profile(self) -> None:
+        tests = self.plan.cold_profile_size
+        case = make_case(self.work, f"profile-n{tests}", Spec.for_tests(tests), ["ours"])
+        self.profile("cold", case, cold=True)
+        self.drop(case)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    sizes = tuple(int(s) for s in args.sizes.split(",")) if args.sizes else None
+    plan = preset(args.preset, sizes=sizes, reps=args.reps, large_reps=args.large_reps)
+    ours = impls.find_ours(args.ours_oac)
+    anchor = impls.ensure_anchor(impls.CACHE / "anchor-venv", args.anchor_python)
+    bench = Bench({"ours": ours, "anchor": anchor}, timeout=RUN_TIMEOUT_S)
+    bench.log(ours.describe())
+    bench.log(anchor.describe())
+    info = machine()
+    bench.log(f"machine: {info}")
+    runner = Runner(plan, bench, args.work, args.keep)
+    for tests in plan.sizes:
+        for shape in plan.shapes:
+            runner.size(tests, shape)
+    for kind in plan.slow_kinds:
+        runner.slow(kind)
+    if plan.profile:
+        runner.cold_profile()
+    edit_ok = {c.case: c.ok for c in bench.checks if c.name.startswith("edit 1 agent")}
+    found = targets.evaluate(bench.rows, edit_ok)
+    markdown = report.render(bench.rows, found, bench.checks, bench.notes)
+    for name, summary in runner.profiles.items():
+        markdown += "\n" + "\n".join(profiling.render(f"Profile of our {name} run", summary)) + "\n"
+    print("\n" + markdown, flush=True)
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    payload = {
+        "timestamp": stamp, "preset": args.preset, "plan": asdict(replace(plan)), "machine": info,
+        "implementations": {label: {"oac": str(i.oac), "version": i.version, "python": impls.python_version(i.python)}
+                            for label, i in bench.impls.items()},
+        "suite": {"tests_per_agent": TESTS_PER_AGENT, "handler_every": Spec(agents=1).handler_every,
+                  "description": SUITE},
+        "rows": [row.as_dict() for row in bench.rows], "targets": [t.as_dict() for t in found],
+        "checks": [c.as_dict() for c in bench.checks], "notes": bench.notes, "profiles": runner.profiles,
+        "duration_s": round(time.perf_counter() - bench.started, 1),
+    }
+    written = report.write(args.results, stamp, payload, markdown)
+    bench.log(f"wrote {written} (+ latest.json, latest.md)")
+    return 1 if any(row.problems for row in bench.rows) else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
