@@ -16,7 +16,6 @@ from doit.exceptions import TaskFailed
 from doit.globals import Globals
 
 from open_agent_compiler.compiler.dialects import get_dialect
-from open_agent_compiler.compiler.writer import write_output
 from open_agent_compiler.model.factory import load_registry
 from open_agent_compiler.model.hashing import digest, digest_bytes
 from open_agent_compiler.testing.discovery import TestCase, discover, select
@@ -24,6 +23,7 @@ from open_agent_compiler.testing.keys import FileDigests, KeyParts, key_parts
 from open_agent_compiler.testing.results import TestOutcome, now_iso
 from open_agent_compiler.testing.runner import RunSettings, run_case
 from open_agent_compiler.tasks.backend import OacStateDB
+from open_agent_compiler.tasks.build_sync import sync_build
 from open_agent_compiler.tasks.memo_store import load_memo, save_memo
 from open_agent_compiler.tasks.settings import TestOptions
 
@@ -71,7 +71,7 @@ class TestPlan:
             memo = load_memo(memo_path)
             self.output = self.dialect.compile(self.resolved, source_root=root, memo=memo)
             save_memo(memo_path, memo)
-        contents = self.output.file_map() if self.output is not None else {}
+        self.contents = contents = self.output.file_map() if self.output is not None else {}
         self.compiled_paths = sorted(contents)
         self.compiled_key = digest([(path, digest_bytes(contents[path])) for path in self.compiled_paths])
         self.artifact_paths: dict[str, tuple[str, ...]] = {}
@@ -167,8 +167,8 @@ def active_plans() -> list[TestPlan]:
 # actions: module-level so that doit's process pool can run them ---------------------------------------------
 def compile_action(run_id: str, task: Any) -> None:
     plan = plan_for(run_id)
-    assert plan.output is not None
-    write_output(plan.output, plan.options.build_dir, dialect=plan.options.dialect, durable=False)
+    previous = Globals.dep_manager.get_values(task.name).get("files", {}) if Globals.dep_manager else {}
+    task.values["files"] = sync_build(plan.contents, plan.options.build_dir, previous)
     task.values["compiled"] = plan.compiled_key
 
 
