@@ -43,6 +43,8 @@ class OacStateDB:
         try:
             self._conn = self._open(name)
             self._load()
+        except sqlite3.OperationalError:
+            raise  # locked, read-only, out of space: a real problem, not a corrupt file to move aside
         except sqlite3.DatabaseError as exc:
             self._move_aside(name, exc)
             self._conn = self._open(name)
@@ -54,11 +56,16 @@ class OacStateDB:
         conn.execute(f"pragma busy_timeout={BUSY_TIMEOUT_MS}")
         conn.execute("pragma journal_mode=wal")
         conn.execute("pragma synchronous=normal")
-        conn.execute("create table if not exists doit (task_id text not null primary key, task_data json)")
+        conn.execute("create table if not exists doit "
+                     "(task_id text not null primary key, task_data json, green_key text, green_at text)")
         columns = {row[1] for row in conn.execute("pragma table_info(doit)")}
-        for column in ("green_key", "green_at"):
+        for column in ("green_key", "green_at"):  # a file from before these columns existed
             if column not in columns:
-                conn.execute(f"alter table doit add column {column} text")
+                try:
+                    conn.execute(f"alter table doit add column {column} text")
+                except sqlite3.OperationalError as exc:
+                    if "duplicate column" not in str(exc):  # another run added it first
+                        raise
         return conn
 
     def _load(self) -> None:

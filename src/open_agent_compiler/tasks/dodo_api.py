@@ -9,6 +9,7 @@ from typing import Any
 from open_agent_compiler.errors import OacError
 from open_agent_compiler.tasks.gc_tuning import RUN_THRESHOLDS
 from open_agent_compiler.tasks.graph import TestPlan
+from open_agent_compiler.testing import zygote
 from open_agent_compiler.tasks.reporter import OacReporter
 from open_agent_compiler.tasks.settings import STATE_DB, STATE_DIR, build_options
 
@@ -24,6 +25,7 @@ DOIT_CONFIG: dict[str, Any] = {
 def task_test() -> Iterator[dict[str, Any]]:
     """oac tests of the config named in [tool.oac] (pyproject.toml); green tests are skipped."""
     gc.set_threshold(*RUN_THRESHOLDS)  # the whole doit process is one run: see gc_tuning
+    zygote.start()
     try:
         # doit's own --always-execute must also bypass the green state the plan reads before doit runs
         forced = any(arg in ("-a", "--always-execute") for arg in sys.argv[1:])

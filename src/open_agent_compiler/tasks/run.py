@@ -9,6 +9,7 @@ from doit.doit_cmd import DoitMain
 from doit.loader import generate_tasks
 
 from open_agent_compiler.tasks.gc_tuning import fewer_collections
+from open_agent_compiler.testing import zygote
 from open_agent_compiler.tasks.graph import TEST_GROUP, TestPlan
 from open_agent_compiler.tasks.junit import write_junit
 from open_agent_compiler.tasks.reporter import OacReporter
@@ -52,6 +53,7 @@ def run_tests(options: TestOptions, out: TextIO | None = None) -> int:
 
 
 def _run_tests(options: TestOptions, out: TextIO) -> int:
+    zygote.start()  # before the registry exists, so handler children fork from a small process
     plan = TestPlan(options)
     reporter = OacReporter(out)
     reporter._force = options.force

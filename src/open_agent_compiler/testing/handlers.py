@@ -14,7 +14,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from open_agent_compiler.model.core.tool import ToolDefinition
-from open_agent_compiler.testing.handler_child import handle
+from open_agent_compiler.testing import zygote
 
 STDERR_TAIL = 600
 
@@ -72,66 +72,81 @@ def run_handler(tool: ToolDefinition, payload: dict[str, Any], *, project_root: 
 Answer = tuple[dict[str, Any] | None, str, int | None, bool]  # (answer, stderr, exit code, timed out)
 
 
-def _run_forked(request: dict[str, Any], project_root: Path, timeout: float) -> Answer:
-    """Fork a child that already has pydantic and this package imported (~ms instead of a fresh interpreter's
-    ~150 ms), run the handler there, and read its answer and stderr back through pipes."""
-    answer_read, answer_write = os.pipe()
-    err_read, err_write = os.pipe()
-    sys.stdout.flush()
-    sys.stderr.flush()
-    pid = os.fork()
-    if pid == 0:  # the child: never returns into the engine
-        try:
-            os.setpgid(0, 0)  # its own group, so a timeout kills whatever the handler started too
-            os.close(answer_read)
-            os.close(err_read)
-            os.dup2(err_write, 1)
-            os.dup2(err_write, 2)
-            sys.stdout = sys.stderr = open(err_write, "w", buffering=1, closefd=False)
-            os.chdir(project_root)
-            sys.path.insert(0, str(project_root))
-            data = json.dumps(handle(request), default=str).encode()
-            with open(answer_write, "wb", closefd=False) as pipe:
-                pipe.write(data)
-            sys.stderr.flush()
-        finally:
-            os._exit(0)
-    with contextlib.suppress(OSError):  # also from this side: no window where a kill would miss the group
-        os.setpgid(pid, pid)
-    os.close(answer_write)
-    os.close(err_write)
-    chunks: dict[int, list[bytes]] = {answer_read: [], err_read: []}
-    deadline = time.monotonic() + timeout
+def _collect(fds: list[int], deadline: float, *, until_first: int = 0) -> tuple[dict[int, bytes], bool]:
+    """Read every pipe to EOF or until the deadline; with `until_first`, stop once fds[0] holds that many bytes."""
+    chunks: dict[int, list[bytes]] = {fd: [] for fd in fds}
+    got = 0
     timed_out = False
     with selectors.DefaultSelector() as selector:
-        for fd in chunks:
+        for fd in fds:
             selector.register(fd, selectors.EVENT_READ)
-        while selector.get_map():
+        while selector.get_map() and not (until_first and got >= until_first):
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 timed_out = True
                 break
             for key, _ in selector.select(remaining):
-                block = os.read(key.fd, 65536)
+                block = os.read(key.fd, until_first - got if until_first and key.fd == fds[0] else 65536)
                 if block:
                     chunks[key.fd].append(block)
+                    if key.fd == fds[0]:
+                        got += len(block)
                 else:
                     selector.unregister(key.fd)
-    if timed_out:
-        try:
-            os.killpg(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
-    _, status = os.waitpid(pid, 0)
+    return {fd: b"".join(parts) for fd, parts in chunks.items()}, timed_out
+
+
+def _kill_group(pid: int) -> None:
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+
+
+def _run_forked(request: dict[str, Any], project_root: Path, timeout: float) -> Answer:
+    """Run the handler in a forked child that already has pydantic and this package imported (milliseconds,
+    not a fresh interpreter's ~170 ms): forked by the zygote when one runs, else by this process."""
+    request = {**request, "project_root": str(project_root)}
+    answer_read, answer_write = os.pipe()
+    err_read, err_write = os.pipe()
+    deadline = time.monotonic() + timeout
+    via_zygote = zygote.submit(request, answer_write, err_write)
+    pid = 0
+    if not via_zygote:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:
+            os.close(answer_read)
+            os.close(err_read)
+            zygote.run_child(request, answer_write, err_write, announce_pid=False)
+        with contextlib.suppress(OSError):  # also from this side: no window where a kill would miss the group
+            os.setpgid(pid, pid)
+    os.close(answer_write)
+    os.close(err_write)
+    prefix = b""
+    timed_out = False
+    if via_zygote:  # the child announces its pid first, so a timeout can kill its group
+        first, timed_out = _collect([answer_read], deadline, until_first=zygote.PID.size)
+        prefix = first[answer_read]
+        if len(prefix) == zygote.PID.size:
+            pid = zygote.PID.unpack(prefix)[0]
+    data, late = ({answer_read: b"", err_read: b""}, True) if timed_out else _collect([answer_read, err_read], deadline)
+    timed_out = timed_out or late
+    if timed_out and pid:
+        _kill_group(pid)
+    exit_code = None
+    if not via_zygote:
+        exit_code = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
     os.close(answer_read)
     os.close(err_read)
-    stderr = b"".join(chunks[err_read]).decode("utf-8", "replace")
+    stderr = data[err_read].decode("utf-8", "replace")
     try:
-        answer = json.loads(b"".join(chunks[answer_read])) if not timed_out else None
+        answer = json.loads(data[answer_read]) if not timed_out else None
     except ValueError:
         answer = None
-    return answer, stderr, os.waitstatus_to_exitcode(status), timed_out
+    return answer, stderr, exit_code, timed_out
 
 
 def _run_spawned(request: dict[str, Any], project_root: Path, timeout: float) -> Answer:

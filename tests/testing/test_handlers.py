@@ -1,0 +1,78 @@
+"""Real handlers run in child processes: forked by the zygote, by the engine, or a fresh interpreter."""
+
+import os
+import select
+from pathlib import Path
+
+import pytest
+
+from open_agent_compiler import ToolDefinition, ToolDefinitionHeader
+from open_agent_compiler.testing import zygote
+from open_agent_compiler.testing.handlers import run_handler
+
+HANDLER = '''
+import os, subprocess, sys
+from pydantic import BaseModel
+from open_agent_compiler import ScriptTool
+
+
+class In(BaseModel):
+    mode: str
+
+
+class Out(BaseModel):
+    ppid: int
+
+
+class Probe(ScriptTool[In, Out]):
+    name = "probe"
+
+    def execute(self, input):
+        if input.mode == "spawn-and-hang":
+            child = subprocess.Popen(["sleep", "60"])
+            with open("grandchild.pid", "w") as handle:
+                handle.write(str(child.pid))
+            child.wait()
+        print("chatter")
+        return Out(ppid=os.getppid())
+'''
+
+
+@pytest.fixture
+def tool(tmp_path: Path) -> ToolDefinition:
+    (tmp_path / "probe.py").write_text(HANDLER)
+    return ToolDefinition(header=ToolDefinitionHeader(name="probe", description="p"), handler_script="probe.py")
+
+
+def test_direct_fork_when_no_zygote(tool: ToolDefinition, tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(zygote, "_client", None)
+    outcome = run_handler(tool, {"mode": "plain"}, project_root=tmp_path, timeout=30)
+    assert outcome.ok and outcome.output == {"ppid": os.getpid()}
+
+
+def test_zygote_forks_the_child(tool: ToolDefinition, tmp_path: Path) -> None:
+    zygote.start()
+    outcome = run_handler(tool, {"mode": "plain"}, project_root=tmp_path, timeout=30)
+    assert outcome.ok and outcome.output["ppid"] not in (os.getpid(), 1)
+
+
+@pytest.mark.parametrize("with_zygote", [True, False])
+def test_timeout_kills_the_handler_and_what_it_started(tool: ToolDefinition, tmp_path: Path, monkeypatch,
+                                                         with_zygote: bool) -> None:
+    if with_zygote:
+        zygote.start()
+    else:
+        monkeypatch.setattr(zygote, "_client", None)
+    outcome = run_handler(tool, {"mode": "spawn-and-hang"}, project_root=tmp_path, timeout=1)
+    assert not outcome.ok and "timed out after 1s" in outcome.error
+    grandchild = int((tmp_path / "grandchild.pid").read_text())
+    # killed with its process group: a pidfd becomes readable when the process has terminated
+    try:
+        handle = os.pidfd_open(grandchild)
+    except ProcessLookupError:
+        return  # already gone and reaped
+    try:
+        readable, _, _ = select.select([handle], [], [], 10)
+    finally:
+        os.close(handle)
+    assert readable, f"process {grandchild} that the handler started survived the timeout"
