@@ -75,7 +75,13 @@ def summarize(stats: pstats.Stats) -> dict[str, Any]:
     }
 
 
+_HARD_EXIT = os._exit
+_PROFILED_PID = os.getpid()
+
+
 def _raise_exit(status: int) -> NoReturn:
+    if os.getpid() != _PROFILED_PID:  # a forked helper (the handler zygote, a handler child): really exit
+        _HARD_EXIT(status)
     raise SystemExit(status)
 
 
