@@ -233,15 +233,14 @@ def _plan(output: CompiledOutput, root: Path, manifest: Manifest, clean: bool) -
     return plan
 
 
-def _atomic_write(path: Path, data: bytes, executable: bool, durable: bool = True) -> None:
+def _atomic_write(path: Path, data: bytes, executable: bool) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".oac-tmp")
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
-            if durable:  # a user's tree survives a power cut; a rebuildable cache need not pay for it
-                os.fsync(handle.fileno())
+            os.fsync(handle.fileno())
         os.chmod(temp, 0o755 if executable else 0o644)
         os.replace(temp, path)
     except BaseException:
@@ -261,13 +260,13 @@ def _prune(root: Path, dirs: list[str]) -> list[str]:
     return sorted(left)
 
 
-def _apply(plan: _Plan, manifest: Manifest, durable: bool = True) -> None:
+def _apply(plan: _Plan, manifest: Manifest) -> None:
     root = plan.root
     for op in plan.ops:
         if op.data is None:
             (root / op.path).unlink(missing_ok=True)
         else:
-            _atomic_write(root / op.path, op.data, op.executable, durable)
+            _atomic_write(root / op.path, op.data, op.executable)
     manifest.dialects[plan.dialect] = plan.new
     # A directory one dialect created may be emptied by another (shared scripts): prune across all records.
     left = set(_prune(root, sorted({d for record in manifest.dialects.values() for d in record.dirs})))
@@ -279,7 +278,7 @@ def _apply(plan: _Plan, manifest: Manifest, durable: bool = True) -> None:
     if manifest.dialects:
         data = dump_manifest(manifest)
         if not manifest_path.is_file() or manifest_path.read_bytes() != data:
-            _atomic_write(manifest_path, data, False, durable)
+            _atomic_write(manifest_path, data, False)
     elif manifest_path.exists():
         manifest_path.unlink()
         if not any(manifest_path.parent.iterdir()):
@@ -288,7 +287,7 @@ def _apply(plan: _Plan, manifest: Manifest, durable: bool = True) -> None:
 
 def write_output(
     output: CompiledOutput, target_dir: str | os.PathLike[str], *, dialect: str, clean: bool = False,
-    dry_run: bool = False, durable: bool = True,
+    dry_run: bool = False,
 ) -> WriteReport:
     """Write (or with `clean`, take back) `output` under `target_dir`. `dry_run` plans and checks only."""
     if output.dialect != dialect:
@@ -301,7 +300,7 @@ def write_output(
     if not dry_run:
         try:
             root.mkdir(parents=True, exist_ok=True)
-            _apply(plan, manifest, durable)
+            _apply(plan, manifest)
         except OSError as exc:
             raise OacError(f"cannot update {exc.filename or root}: {exc.strerror}") from None
     return WriteReport(
