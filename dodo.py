@@ -1,9 +1,12 @@
 """The project's own tasks: `doit test` (the test suite), `doit examples`, `doit bench`."""
 
 import sys
+from pathlib import Path
 
 DOIT_CONFIG = {"default_tasks": ["test"], "verbosity": 2}
 PY = sys.executable
+OAC = Path(sys.executable).with_name("oac")  # the oac installed next to the interpreter running doit
+OUT = Path(__file__).resolve().parent / "build" / "examples"  # git-ignored
 
 
 def task_test():
@@ -14,13 +17,13 @@ def task_test():
 def task_examples():
     """run every example's tests and compile every example to all four dialects"""
     actions = [
-        "cd examples/quickstart && oac test agents:registry --config prod -v --results /tmp/oac-examples.jsonl --force",
-        "cd examples/multi_agent && oac test agents:registry --config prod -v --results /tmp/oac-examples.jsonl --force",
+        f"cd examples/quickstart && {OAC} test agents:registry --config prod -v --results {OUT}/results.jsonl --force",
+        f"cd examples/multi_agent && {OAC} test agents:registry --config prod -v --results {OUT}/results.jsonl --force",
     ]
     for dialect in ("opencode", "claude", "pi", "codex"):
         actions.append(
-            f"cd examples/multi_agent && oac compile agents:registry --config prod --dialect {dialect} "
-            f"--target /tmp/oac-examples-build/{dialect}"
+            f"cd examples/multi_agent && {OAC} compile agents:registry --config prod --dialect {dialect} "
+            f"--target {OUT}/{dialect}"
         )
     return {"actions": actions, "uptodate": [False]}
 
