@@ -164,3 +164,11 @@ def test_pyproject_supplies_defaults(tools: Project) -> None:
     tools.write("pyproject.toml", "[tool.oac\n")
     done = tools.oac("test")
     assert done.returncode == 2 and "pyproject.toml" in done.stderr
+
+
+def test_handlers_under_two_processes_match_serial(tools: Project) -> None:
+    serial = tools.test("--timeout", "1", code=1)
+    parallel = tools.test("--timeout", "1", "--force", "-n", "2", code=1)
+    assert summary_line(parallel.stdout) == summary_line(serial.stdout) == SUMMARY.format(7, 3, 3, 1, 0)
+    assert "timed out after 1s" in line_for(parallel.stdout, "hangs")
+    assert line_for(parallel.stdout, "real-ok") == "  pass 'real-ok'"
