@@ -88,6 +88,7 @@ class TestPlan:
                                     dialect=options.dialect, variant=options.variant)
             for case in self.cases
         }
+        self.keys = {test_id: parts.key() for test_id, parts in self.parts.items()}  # each digested once
         self.by_id = {case.test_id: case for case in self.cases}
         self.green: dict[str, str] = {}
         _PLANS[self.run_id] = self
@@ -106,7 +107,7 @@ class TestPlan:
         green = {}
         for case in self.cases:
             name = f"{TEST_GROUP}:{task_name(self.options.config, case.test_id)}"
-            key = self.parts[case.test_id].key()
+            key = self.keys[case.test_id]
             if isinstance(backend, OacStateDB):  # two indexed columns, no JSON to decode
                 saved_key, at = backend.green(name)
                 if saved_key == key:
@@ -188,6 +189,6 @@ def test_action(run_id: str, test_id: str, task: Any) -> None | TaskFailed:
         return TaskFailed(outcome.first_failure())
     # Saved by doit as the task's values (returning them would store them a second time as its result).
     parts = plan.parts[test_id]
-    task.values.update({"key": parts.key(), "status": outcome.status, "at": finished,
+    task.values.update({"key": plan.keys[test_id], "status": outcome.status, "at": finished,
                         "parts": parts.model_dump(mode="json")})
     return None

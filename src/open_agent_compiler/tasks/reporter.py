@@ -86,7 +86,7 @@ class OacReporter:
             duration_s=round(outcome.duration_s, 6), variant=plan.options.variant,
             access_profile=case.test.access_profile, mock_profile=case.mock_profile, model=plan.model_name(case),
             dialect=plan.options.dialect if case.kind != "tool" else None, config=plan.options.config,
-            agent_state_hash=parts.target, mock_set_hash=parts.mocks, composite_hash=parts.key(),
+            agent_state_hash=parts.target, mock_set_hash=parts.mocks, composite_hash=plan.keys[test_id],
             evidence=[r.model_dump(mode="json") for r in outcome.evidence], skip_reason=outcome.skip_reason,
         )
         self._log(plan).append(record)
