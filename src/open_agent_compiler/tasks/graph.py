@@ -165,6 +165,11 @@ def active_plans() -> list[TestPlan]:
     return list(_PLANS.values())
 
 
+def retire(run_id: str) -> None:
+    """Forget a finished run, so a later run in the same process reports only its own tests."""
+    _PLANS.pop(run_id, None)
+
+
 # actions: module-level so that doit's process pool can run them ---------------------------------------------
 def compile_action(run_id: str, task: Any) -> None:
     plan = plan_for(run_id)

@@ -11,7 +11,7 @@ from doit.globals import Globals
 from open_agent_compiler.model.core.evaluator import EvaluatorResult
 from open_agent_compiler.testing.results import ResultsLog, TestOutcome, TestRecord, now_iso
 from open_agent_compiler.tasks.backend import OacStateDB
-from open_agent_compiler.tasks.graph import TestPlan, active_plans, plan_for
+from open_agent_compiler.tasks.graph import TestPlan, active_plans, plan_for, retire
 
 
 class RunTally:
@@ -58,6 +58,7 @@ class OacReporter:
         self.tally = RunTally()
         self._logs: dict[str, ResultsLog] = {}
         self._force = bool(self.options.get("always_execute"))
+        self._plans: list[TestPlan] = []
 
     # helpers ------------------------------------------------------------------------------------------------
     @staticmethod
@@ -119,7 +120,8 @@ class OacReporter:
     # doit's reporter interface ------------------------------------------------------------------------------
     def initialize(self, tasks: Any, selected_tasks: Any) -> None:
         # tests the plan already found green in doit's DB never became tasks: report their skips first
-        for plan in active_plans():
+        self._plans = active_plans()
+        for plan in self._plans:
             for case in plan.cases:
                 at = plan.green.get(case.test_id)
                 if at is not None:
@@ -203,6 +205,8 @@ class OacReporter:
     def complete_run(self) -> None:
         for log in self._logs.values():
             log.close()
+        for plan in self._plans:
+            retire(plan.run_id)
         self._say("")
         self._say(self.tally.summary())
         if self.tally.failures:
