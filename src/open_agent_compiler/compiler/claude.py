@@ -9,18 +9,19 @@ granted MCP servers. An agent without `Bash` in its tools cannot use another age
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from open_agent_compiler.compiler.dialect import AgentPlan, FileDialect, csv_items
 from open_agent_compiler.compiler.frontmatter import render_markdown
-from open_agent_compiler.compiler.grants import ACTIONS, Action, strictest
+from open_agent_compiler.compiler.grants import ACTIONS, Action, agent_grants, strictest
 from open_agent_compiler.compiler.identifiers import check_mcp_server
 from open_agent_compiler.compiler.output import ManagedBlock, SettingsFragment
 from open_agent_compiler.compiler.prompt import read_body_facts
 from open_agent_compiler.errors import OacError
 from open_agent_compiler.model.core.agent import McpServer
 from open_agent_compiler.model.core.capabilities import Capabilities
+from open_agent_compiler.model.registry import ResolvedAgent
 
 SETTINGS_PATH = ".claude/settings.json"
 PERMISSION_MODE = "dontAsk"
@@ -97,10 +98,10 @@ class ClaudeDialect(FileDialect):
         config["permissionMode"] = PERMISSION_MODE
         return render_markdown(config, plan.body)
 
-    def extras(self, plans: list[AgentPlan]) -> tuple[tuple[SettingsFragment, ...], tuple[ManagedBlock, ...]]:
+    def extras(self, agents: Sequence[ResolvedAgent]) -> tuple[tuple[SettingsFragment, ...], tuple[ManagedBlock, ...]]:
         rules: dict[str, dict[str, None]] = {"allow": {}, "ask": {}, "deny": {}}
-        for plan in plans:
-            grants = plan.grants
+        for agent in agents:
+            grants = agent_grants(agent)
             for pattern, action in grants.bash:
                 rules[action][f"Bash({pattern})"] = None
             if grants.write or grants.edit:

@@ -7,7 +7,7 @@ are stated in the instructions and `capabilities` reads them from there.
 """
 
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import tomli_w
@@ -18,6 +18,7 @@ from open_agent_compiler.compiler.output import ManagedBlock, SettingsFragment
 from open_agent_compiler.compiler.prompt import item, read_body_facts
 from open_agent_compiler.errors import OacError
 from open_agent_compiler.model.core.capabilities import Capabilities
+from open_agent_compiler.model.registry import ResolvedAgent
 
 ALLOWED_KEYS = ("name", "description", "developer_instructions", "model", "model_reasoning_effort", "sandbox_mode")
 AGENTS_MD = "AGENTS.md"
@@ -46,10 +47,9 @@ class CodexDialect(FileDialect):
         text = tomli_w.dumps(head) + tomli_w.dumps(instructions, multiline_strings="\r" not in plan.body)
         return (text + tomli_w.dumps(tail)).encode("utf-8")
 
-    def extras(self, plans: list[AgentPlan]) -> tuple[tuple[SettingsFragment, ...], tuple[ManagedBlock, ...]]:
+    def extras(self, agents: Sequence[ResolvedAgent]) -> tuple[tuple[SettingsFragment, ...], tuple[ManagedBlock, ...]]:
         lines = ["## Codex agents", ""]
-        for plan in plans:
-            agent = plan.agent
+        for agent in agents:
             summary = " ".join(agent.description.split())
             lines += item(f"`{agent.compiled_name}` ({self.agent_path(agent.compiled_name)}): {summary}")
         return (), (ManagedBlock(path=AGENTS_MD, marker=BLOCK_MARKER, content="\n".join(lines)),)

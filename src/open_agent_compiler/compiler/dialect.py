@@ -1,6 +1,6 @@
 """What a dialect is (the `Dialect` protocol) and the parts the four dialects share."""
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
@@ -51,13 +51,25 @@ class AgentPlan(BaseModel):
     body: str
 
 
+def plan_agent(agent: ResolvedAgent, descriptions: Mapping[str, str]) -> AgentPlan:
+    """`descriptions` maps compiled agent names to descriptions (the body lists the agent's subagents)."""
+    grants = agent_grants(agent)
+    return AgentPlan(agent=agent, grants=grants, body=render_agent_body(agent, grants, descriptions))
+
+
 def plan_agents(resolved: ResolvedConfig) -> list[AgentPlan]:
-    descriptions = {agent.compiled_name: agent.description for agent in resolved.agents}
-    plans = []
-    for agent in resolved.agents:
-        grants = agent_grants(agent)
-        plans.append(AgentPlan(agent=agent, grants=grants, body=render_agent_body(agent, grants, descriptions)))
-    return plans
+    descriptions = agent_descriptions(resolved)
+    return [plan_agent(agent, descriptions) for agent in resolved.agents]
+
+
+def agent_descriptions(resolved: ResolvedConfig) -> dict[str, str]:
+    return {agent.compiled_name: agent.description for agent in resolved.agents}
+
+
+def render_input(agent: ResolvedAgent, descriptions: Mapping[str, str]) -> list[Any]:
+    """Everything an AgentPlan is derived from: the agent itself and its subagents' descriptions. Cheaper to
+    digest than the plan, so an unchanged agent is neither planned nor rendered again."""
+    return [agent.content_digest(), [(name, descriptions.get(name, "")) for name in agent.subagents]]
 
 
 class FileDialect:
@@ -78,23 +90,26 @@ class FileDialect:
     def render_agent(self, plan: AgentPlan) -> bytes:
         raise NotImplementedError
 
-    def extras(self, plans: list[AgentPlan]) -> tuple[tuple[SettingsFragment, ...], tuple[ManagedBlock, ...]]:
+    def extras(self, agents: Sequence[ResolvedAgent]) -> tuple[tuple[SettingsFragment, ...], tuple[ManagedBlock, ...]]:
         """Fragments merged into user-owned files; none by default."""
         return (), ()
 
+    def _agent_file(self, agent: ResolvedAgent, descriptions: Mapping[str, str], memo: RenderMemo | None) -> bytes:
+        if memo is None:
+            return self.render_agent(plan_agent(agent, descriptions))
+        return memo.render(self.name, render_input(agent, descriptions),
+                           lambda: self.render_agent(plan_agent(agent, descriptions)))
+
     def compile(self, resolved: ResolvedConfig, *, source_root: Path | None = None,
                 memo: RenderMemo | None = None) -> CompiledOutput:
-        plans = plan_agents(resolved)
+        descriptions = agent_descriptions(resolved)
         files = [
-            CompiledFile(
-                path=self.agent_path(p.agent.compiled_name),
-                content=memo.render(self.name, p, lambda p=p: self.render_agent(p)) if memo else self.render_agent(p),
-            )
-            for p in plans
+            CompiledFile(path=self.agent_path(agent.compiled_name), content=self._agent_file(agent, descriptions, memo))
+            for agent in resolved.agents
         ]
         files += skill_files(resolved, self.skills_dir)
         files += script_files(resolved, source_root)
-        settings, blocks = self.extras(plans)
+        settings, blocks = self.extras(resolved.agents)
         return CompiledOutput(dialect=self.name, files=tuple(files), settings=settings, blocks=blocks)
 
     def parse_agent(self, path: str, data: bytes) -> tuple[dict[str, Any], str]:

@@ -1,14 +1,13 @@
 """What a compile produces, in memory: whole files we own, plus fragments merged into files the user owns."""
 
 import json
-from pathlib import PurePosixPath
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from open_agent_compiler.compiler.blocks import apply_block
 from open_agent_compiler.compiler.settings_merge import RULE_KINDS, merge_permission_rules
 from open_agent_compiler.errors import UnsafeNameError
-from open_agent_compiler.model.names import check_relative_path
+from open_agent_compiler.model.names import check_relative_path, relative_parts
 
 # Top-level directories no compiled path may enter: our own state, and git's.
 RESERVED_ROOTS = (".oac", ".git")
@@ -17,7 +16,8 @@ RESERVED_ROOTS = (".oac", ".git")
 def check_output_path(path: str, what: str) -> str:
     """A path we emit: relative, inside the target, and outside the reserved directories."""
     check_relative_path(path, what)
-    first = PurePosixPath(path).parts[0]
+    parts = relative_parts(path)
+    first = parts[0] if parts else ""
     if first in RESERVED_ROOTS:
         raise UnsafeNameError(f"unsafe {what} {path!r}: {first}/ is reserved")
     return path

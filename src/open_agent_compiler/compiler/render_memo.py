@@ -1,23 +1,23 @@
 """A memo of rendered agent files, so an unchanged agent is not rendered again (YAML emitting dominates compile).
 
-Keys cover everything `render_agent` reads (the whole AgentPlan) plus the dialect and a fingerprint of the
-compiler's own source, so a changed compiler never serves old bytes. The caller owns persistence.
+Keys cover everything an agent's file is derived from (the dialect passes its render input: the resolved agent
+and its subagents' descriptions) plus the dialect and a fingerprint of the compiler's own source, so a changed
+compiler never serves old bytes. The caller owns persistence.
 """
 
 from collections.abc import Callable
-from pathlib import Path
 
-from open_agent_compiler.model.hashing import digest, digest_bytes
+from open_agent_compiler.model.hashing import digest, source_fingerprint
 
 _FINGERPRINT: str | None = None
 
 
 def compiler_fingerprint() -> str:
-    """Digest of every module of this package: any edit to the compiler invalidates every memo entry."""
+    """Digest of the compiler's and the model's source (rendering reads model properties too): any edit to
+    either invalidates every memo entry."""
     global _FINGERPRINT
     if _FINGERPRINT is None:
-        here = Path(__file__).resolve().parent
-        _FINGERPRINT = digest([(p.name, digest_bytes(p.read_bytes())) for p in sorted(here.glob("*.py"))])
+        _FINGERPRINT = source_fingerprint("compiler", "model")
     return _FINGERPRINT
 
 
@@ -29,8 +29,8 @@ class RenderMemo:
         self.used: set[str] = set()
         self.added = 0
 
-    def render(self, dialect: str, plan: object, render: Callable[[], bytes]) -> bytes:
-        key = digest([compiler_fingerprint(), dialect, digest(plan)])
+    def render(self, dialect: str, render_input: object, render: Callable[[], bytes]) -> bytes:
+        key = digest([compiler_fingerprint(), dialect, render_input])
         self.used.add(key)
         content = self.entries.get(key)
         if content is None:

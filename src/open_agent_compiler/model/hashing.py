@@ -1,6 +1,7 @@
 """Stable content digests (xxh3-128) of definitions and bytes."""
 
 import json
+from pathlib import Path
 from typing import Any
 
 import xxhash
@@ -34,3 +35,13 @@ def digest_model(model: BaseModel, exclude: set[str] | None = None) -> str:
         return digest_bytes(model.model_dump_json(exclude=exclude).encode())
     except PydanticSerializationError:  # an exotic value inside an `Any` field: fall back to lenient JSON
         return digest_bytes(canonical_json(model.model_dump(mode="python", exclude=exclude)).encode())
+
+
+PACKAGE_ROOT = Path(__file__).resolve().parent.parent
+
+
+def source_fingerprint(*subpackages: str) -> str:
+    """Digest of the source of this package's `subpackages` (recursively): a cache of what that code computes
+    keys on it, so editing or upgrading the code never serves an old result."""
+    files = sorted(path for name in subpackages for path in (PACKAGE_ROOT / name).rglob("*.py"))
+    return digest([(path.relative_to(PACKAGE_ROOT).as_posix(), digest_bytes(path.read_bytes())) for path in files])

@@ -1,13 +1,12 @@
 """Validation of names that end up in file paths, file names or harness identifiers."""
 
 import re
-from pathlib import PurePosixPath
-
 from open_agent_compiler.errors import UnsafeNameError
 
 # One path segment: starts alphanumeric, then alphanumerics, dot, dash, underscore. No separators, no '..'.
 _SEGMENT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 _POSTFIX = re.compile(r"[A-Za-z0-9._-]{0,64}")
+_CONTROL = re.compile(r"[\x00-\x1f]")
 
 
 def check_segment(value: str, what: str) -> str:
@@ -23,13 +22,17 @@ def check_postfix(value: str) -> str:
     return value
 
 
+def relative_parts(value: str) -> list[str]:
+    """The segments of a relative POSIX path as `PurePosixPath(value).parts` gives them (no empty or '.')."""
+    return [part for part in value.split("/") if part not in ("", ".")]
+
+
 def check_relative_path(value: str, what: str) -> str:
     """Accept a relative POSIX path that stays inside its root (no '..', no absolute path, no NUL)."""
     if not isinstance(value, str) or not value or "\x00" in value or "\\" in value:
         raise UnsafeNameError(f"unsafe {what} {value!r}: must be a non-empty relative path")
-    path = PurePosixPath(value)
-    if path.is_absolute() or any(part in ("..", "") for part in path.parts) or value.startswith("~"):
+    if value.startswith(("/", "~")) or ".." in relative_parts(value):
         raise UnsafeNameError(f"unsafe {what} {value!r}: must stay inside the target directory")
-    if any(ord(ch) < 32 for ch in value):
+    if _CONTROL.search(value):
         raise UnsafeNameError(f"unsafe {what} {value!r}: control characters are not allowed")
     return value

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from pydantic import BaseModel, ConfigDict, PrivateAttr
 
 from open_agent_compiler.errors import RegistryError
+from open_agent_compiler.model.hashing import digest_model
 from open_agent_compiler.model.core.agent import AgentDefinition, ModelParameters
 from open_agent_compiler.model.core.mock import MockProfile
 from open_agent_compiler.model.core.template import PRIMARY_SLOT, CompilationConfig, TemplateTree
@@ -47,6 +48,14 @@ class ResolvedAgent(BaseModel):
     model_parameters: ModelParameters | None
     subagents: tuple[str, ...]  # compiled names of referenced subagents
     tools: tuple[ReachableTool, ...]
+    _digest: str | None = PrivateAttr(default=None)
+
+    def content_digest(self) -> str:
+        """Digest of this slot's whole resolved content, computed once (the model is frozen); the render memo
+        and the test-key cache both start from it."""
+        if self._digest is None:
+            self._digest = digest_model(self)
+        return self._digest
 
     @property
     def description(self) -> str:
