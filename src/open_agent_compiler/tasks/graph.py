@@ -24,7 +24,7 @@ from open_agent_compiler.testing.results import TestOutcome, now_iso
 from open_agent_compiler.testing.runner import RunSettings, run_case
 from open_agent_compiler.tasks.backend import OacStateDB
 from open_agent_compiler.tasks.build_sync import sync_build
-from open_agent_compiler.tasks.memo_store import load_memo, save_memo
+from open_agent_compiler.tasks.memo_store import load_key_cache, load_memo, save_key_cache, save_memo
 from open_agent_compiler.tasks.settings import TestOptions
 
 TEST_GROUP = "test"
@@ -82,16 +82,57 @@ class TestPlan:
                 self.artifact_paths[agent.compiled_name] = paths
                 self.artifact_digests[agent.compiled_name] = digest(
                     [(p, digest_bytes(contents[p])) for p in paths if p in contents])
-        files = FileDigests(root)
-        self.parts: dict[str, KeyParts] = {
-            case.test_id: key_parts(case, resolved=self.resolved, files=files, artifact_digests=self.artifact_digests,
-                                    dialect=options.dialect, variant=options.variant)
-            for case in self.cases
-        }
-        self.keys = {test_id: parts.key() for test_id, parts in self.parts.items()}  # each digested once
+        self.files = FileDigests(root)
         self.by_id = {case.test_id: case for case in self.cases}
+        self._parts: dict[str, KeyParts] = {}
+        self.keys = self._keys(options.state_dir / "key-cache" / f"{options.dialect}.json")
         self.green: dict[str, str] = {}
         _PLANS[self.run_id] = self
+
+    def _keys(self, cache_path: Path) -> dict[str, str]:
+        """test_id → key: looked up for agents whose scope is unchanged since the last run, else computed."""
+        cache = load_key_cache(cache_path)
+        profiles: dict[str, str] = {}
+        by_agent: dict[str | None, list[TestCase]] = {}
+        for case in self.cases:
+            by_agent.setdefault(case.found_in, []).append(case)
+        keys: dict[str, str] = {}
+        for agent in self.resolved.agents:
+            cases = by_agent.pop(agent.slot, [])
+            if not cases:
+                continue
+            names = {case.mock_profile for case in cases if case.mock_profile}
+            for name in names - profiles.keys():
+                profiles[name] = digest(self.resolved.mock_profiles[name])
+            scope = cache.scope(agent, self.artifact_digests.get(agent.compiled_name), {n: profiles[n] for n in names},
+                                self.options.dialect, self.options.variant)
+            known = cache.lookup(scope)
+            kept = {}
+            for case in cases:
+                key = known.get(case.test_id)
+                if key is None:
+                    parts = self.parts_of(case.test_id)
+                    key = parts.key()
+                    if not parts.files:
+                        kept[case.test_id] = key
+                else:
+                    kept[case.test_id] = key
+                keys[case.test_id] = key
+            cache.keep(scope, kept)
+        for cases in by_agent.values():  # not found through any agent (none today): keyed afresh
+            for case in cases:
+                keys[case.test_id] = self.parts_of(case.test_id).key()
+        save_key_cache(cache_path, cache)
+        return keys
+
+    def parts_of(self, test_id: str) -> KeyParts:
+        """The named parts of a test's key, computed when first asked (a run asks only for tests that run)."""
+        parts = self._parts.get(test_id)
+        if parts is None:
+            parts = self._parts[test_id] = key_parts(
+                self.by_id[test_id], resolved=self.resolved, files=self.files, artifact_digests=self.artifact_digests,
+                dialect=self.options.dialect, variant=self.options.variant)
+        return parts
 
     # task dictionaries (doit's dodo format) -------------------------------------------------------------------
     def green_from_state(self) -> dict[str, str]:
@@ -193,7 +234,7 @@ def test_action(run_id: str, test_id: str, task: Any) -> None | TaskFailed:
     if outcome.status == "fail":
         return TaskFailed(outcome.first_failure())
     # Saved by doit as the task's values (returning them would store them a second time as its result).
-    parts = plan.parts[test_id]
+    parts = plan.parts_of(test_id)
     task.values.update({"key": plan.keys[test_id], "status": outcome.status, "at": finished,
                         "parts": parts.model_dump(mode="json")})
     return None

@@ -80,7 +80,7 @@ class OacReporter:
 
     def _record(self, plan: TestPlan, test_id: str, outcome: TestOutcome, finished: str) -> None:
         case = plan.by_id[test_id]
-        parts = plan.parts[test_id]
+        parts = plan.parts_of(test_id)
         record = TestRecord.model_construct(  # built from our own typed values: no re-validation per test
             timestamp=finished, run_id=plan.run_id, test_id=test_id, test_kind=case.kind, test_name=case.name,
             target_name=case.target_name, status=outcome.status, passed=outcome.passed, score=outcome.score,
@@ -148,7 +148,7 @@ class OacReporter:
             return "never ran"
         if saved.get("status") != "pass":
             return f"last run was {saved.get('status')}"
-        changed = plan.parts[test_id].changes_since(saved.get("parts") or {})
+        changed = plan.parts_of(test_id).changes_since(saved.get("parts") or {})
         return "changed: " + ", ".join(changed) if changed else "key changed"
 
     def add_success(self, task: Any) -> None:

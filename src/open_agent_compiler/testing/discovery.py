@@ -31,6 +31,7 @@ class TestCase(BaseModel):
     test: CapabilityTest | ToolTest | AgentTest
     slot: str | None = None
     tool: ToolDefinition | None = None
+    found_in: str | None = None  # slot of the first agent this test was found through (tool tests included)
 
     @property
     def mock_profile(self) -> str | None:
@@ -46,7 +47,7 @@ def _tool_cases(agent: ResolvedAgent) -> list[TestCase]:
                 raise RegistryError(
                     f"tool test {test.name!r} on tool {r.tool.name!r} names another tool {test.tool!r}"
                 )
-            cases.append(_tool_case(r.tool, test, f"tool {r.tool.name!r} ({r.where})"))
+            cases.append(_tool_case(r.tool, test, f"tool {r.tool.name!r} ({r.where})", agent.slot))
     scoped = [(t, f"slot {agent.slot!r} tool_tests") for t in agent.definition.tool_tests]
     for skill in agent.definition.skills:
         scoped += [(t, f"slot {agent.slot!r} skill {skill.name!r} tool_tests") for t in skill.tool_tests]
@@ -55,14 +56,14 @@ def _tool_cases(agent: ResolvedAgent) -> list[TestCase]:
             raise RegistryError(f"tool test {test.name!r} in {where} must name its tool (ToolTest.tool)")
         if test.tool not in reachable:
             raise RegistryError(f"tool test {test.name!r} in {where} names tool {test.tool!r}, not reachable there")
-        cases.append(_tool_case(reachable[test.tool].tool, test, where))
+        cases.append(_tool_case(reachable[test.tool].tool, test, where, agent.slot))
     return cases
 
 
-def _tool_case(tool: ToolDefinition, test: ToolTest, where: str) -> TestCase:
+def _tool_case(tool: ToolDefinition, test: ToolTest, where: str, found_in: str) -> TestCase:
     return TestCase(
         test_id=f"tool:{tool.name}::{test.name}", kind="tool", name=test.name, target_name=tool.name,
-        where=where, test=test, tool=tool,
+        where=where, test=test, tool=tool, found_in=found_in,
     )
 
 
@@ -82,13 +83,13 @@ def discover(resolved: ResolvedConfig) -> list[TestCase]:
         for test in agent.definition.capability_tests:
             add(TestCase(test_id=f"capability:{agent.slot}::{test.name}", kind="capability", name=test.name,
                          target_name=agent.compiled_name, where=f"{where} capability_tests", test=test,
-                         slot=agent.slot))
+                         slot=agent.slot, found_in=agent.slot))
         for case in _tool_cases(agent):
             add(case)
         for test in agent.definition.agent_tests:
             add(TestCase(test_id=f"agent:{agent.slot}::{test.name}", kind="agent", name=test.name,
                          target_name=agent.compiled_name, where=f"{where} agent_tests", test=test,
-                         slot=agent.slot))
+                         slot=agent.slot, found_in=agent.slot))
     for case in found.values():
         profile = case.mock_profile
         if profile is not None and profile not in resolved.mock_profiles:

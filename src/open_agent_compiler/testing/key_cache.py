@@ -1,0 +1,49 @@
+"""Test keys carried over from the last run for agents whose inputs did not change.
+
+A test's key (see `keys`) is a function of its definition, its tool, the mock entries it can reach, the files
+it runs, the compiled artifact's digest, the model, the dialect and the variant. Everything but the files lies in
+one agent's resolved content, that agent's artifact digest and the mock profiles its tests name: their digest
+is the agent's *scope*. While a scope is unchanged, so are the keys of the tests found through that agent, and a
+warm run looks them up instead of serializing every test again. Tests whose key covers files (real handlers,
+callable mocks) are always keyed afresh: a file can change, or a module search find another file, while no
+definition changes. The scope also covers the source of the code that computes keys.
+"""
+
+from collections.abc import Mapping
+
+from open_agent_compiler.model.hashing import digest, source_fingerprint
+from open_agent_compiler.model.registry import ResolvedAgent
+
+_FINGERPRINT: str | None = None
+
+
+def key_code_fingerprint() -> str:
+    global _FINGERPRINT
+    if _FINGERPRINT is None:
+        _FINGERPRINT = source_fingerprint("model", "testing")
+    return _FINGERPRINT
+
+
+class KeyCache:
+    """scope digest → {test id → key}. Remembers what this run used, so entries of gone scopes are dropped."""
+
+    def __init__(self, entries: Mapping[str, Mapping[str, str]] | None = None) -> None:
+        self.entries = {scope: dict(keys) for scope, keys in (entries or {}).items()}
+        self.kept: dict[str, dict[str, str]] = {}
+
+    @staticmethod
+    def scope(agent: ResolvedAgent, artifact_digest: str | None, profile_digests: Mapping[str, str],
+              dialect: str, variant: str | None) -> str:
+        return digest([key_code_fingerprint(), agent.content_digest(), artifact_digest, sorted(profile_digests.items()),
+                       dialect, variant])
+
+    def lookup(self, scope: str) -> dict[str, str]:
+        return self.entries.get(scope, {})
+
+    def keep(self, scope: str, keys: dict[str, str]) -> None:
+        """The keys this run holds for `scope` (what `lookup` gave plus what was computed afresh)."""
+        self.kept[scope] = keys
+
+    @property
+    def changed(self) -> bool:
+        return self.kept != self.entries
