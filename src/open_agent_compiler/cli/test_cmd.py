@@ -38,4 +38,4 @@ def test_command(factory: str | None, config: str | None, dialect: str | None, r
         "filter": filter_, "kind": kind, "variant": variant, "jobs": jobs, "timeout": timeout,
         "hermetic": hermetic, "junit": junit, "explain": explain, "verbose": verbose,
     })
-    sys.exit(run_tests(options))
+    sys.exit(run_tests(options, process_ends=True))  # `main` ends the process right after

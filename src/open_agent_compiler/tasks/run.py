@@ -46,9 +46,10 @@ class PlanLoader(TaskLoader2):
         return generate_tasks(TEST_GROUP, self.plan.task_dicts(), "oac tests")
 
 
-def run_tests(options: TestOptions, out: TextIO | None = None) -> int:
-    """Run; return 0 (no failures), 1 (a test failed), 130 (interrupted). Bad input raises OacError."""
-    with fewer_collections():
+def run_tests(options: TestOptions, out: TextIO | None = None, *, process_ends: bool = False) -> int:
+    """Run; return 0 (no failures), 1 (a test failed), 130 (interrupted). Bad input raises OacError.
+    `process_ends`: the caller exits right after (the CLI), so the GC settings of the run are kept."""
+    with fewer_collections(restore=not process_ends):
         return _run_tests(options, out or sys.stdout)
 
 
