@@ -4,6 +4,7 @@ A test task is up to date iff its last run under the same key passed; its key fo
 change its result (see `testing.keys`). Failed runs leave no green state, so they always run again.
 """
 
+import os
 import re
 import time
 import uuid
@@ -164,13 +165,14 @@ class TestPlan:
         pending = [case for case in self.cases if case.test_id not in self.green]
         if any(case.kind != "tool" for case in pending):
             assert self.output is not None
+            build_dir = self.options.build_dir  # resolved once, not once per file
             yield {
                 "basename": COMPILE_GROUP,
                 "name": task_name(self.options.config, self.options.dialect),
                 "doc": f"compile config {self.options.config!r} for {self.options.dialect}",
                 "actions": [(compile_action, [self.run_id])],
                 "uptodate": [CompiledCheck(self.compiled_key)],
-                "targets": [str(self.options.build_dir / path) for path in self.compiled_paths],
+                "targets": [f"{build_dir}{os.sep}{path}" for path in self.compiled_paths],
                 "meta": {"oac_compile": {"run_id": self.run_id}},
                 "verbosity": 0,
             }

@@ -26,8 +26,8 @@ def _write_entries(path: Path, entries: dict[str, Any]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump({"entries": entries}, handle, separators=(",", ":"))
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:  # dumps: one C-encoded string, not chunks
+            handle.write(json.dumps({"entries": entries}, separators=(",", ":")))
         os.replace(temp, path)
     except BaseException:
         Path(temp).unlink(missing_ok=True)

@@ -57,6 +57,7 @@ class OacReporter:
         self.options = options or {}
         self.tally = RunTally()
         self._logs: dict[str, ResultsLog] = {}
+        self._run_logs: dict[str, ResultsLog] = {}
         self._force = bool(self.options.get("always_execute"))
         self._plans: list[TestPlan] = []
 
@@ -73,10 +74,11 @@ class OacReporter:
         self.out.flush()
 
     def _log(self, plan: TestPlan) -> ResultsLog:
-        path = str(plan.options.results_path)
-        if path not in self._logs:
-            self._logs[path] = ResultsLog(plan.options.results_path)
-        return self._logs[path]
+        log = self._run_logs.get(plan.run_id)
+        if log is None:  # one log per file, shared by runs that write to the same file
+            path = plan.options.results_path
+            log = self._run_logs[plan.run_id] = self._logs.setdefault(str(path), ResultsLog(path))
+        return log
 
     def _record(self, plan: TestPlan, test_id: str, outcome: TestOutcome, finished: str) -> None:
         case = plan.by_id[test_id]

@@ -35,7 +35,7 @@ class TestCase(BaseModel):
 
     @property
     def mock_profile(self) -> str | None:
-        return getattr(self.test, "mock_profile", None)
+        return None if isinstance(self.test, CapabilityTest) else self.test.mock_profile
 
 
 def _tool_cases(agent: ResolvedAgent) -> list[TestCase]:

@@ -16,29 +16,43 @@ ENGINE_SCHEMA = "oac-results/1"
 
 
 class FileDigests:
-    """Content digests of files, each file read once per run."""
+    """Content digests of files, each file read once per run; also remembers, per run, where each callable
+    mock's module was found and how each path is labelled."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
+        self._resolved_root = root.resolve()
         self._cache: dict[Path, str] = {}
+        self._by_name: dict[str, str] = {}
+        self._labels: dict[str, str] = {}
+        self.module_files: dict[str, list[Path]] = {}  # module name → files importing it runs
 
     def __call__(self, path: str | Path) -> str:
-        full = (self.root / path).resolve()
-        cached = self._cache.get(full)
+        key = str(path)
+        cached = self._by_name.get(key)
         if cached is None:
-            try:
-                cached = digest_bytes(full.read_bytes())
-            except OSError:
-                cached = "missing"
-            self._cache[full] = cached
+            full = (self.root / path).resolve()
+            cached = self._cache.get(full)
+            if cached is None:
+                try:
+                    cached = digest_bytes(full.read_bytes())
+                except OSError:
+                    cached = "missing"
+                self._cache[full] = cached
+            self._by_name[key] = cached
         return cached
 
     def label(self, path: str | Path) -> str:
-        full = (self.root / path).resolve()
-        try:
-            return full.relative_to(self.root.resolve()).as_posix()
-        except ValueError:
-            return full.as_posix()
+        key = str(path)
+        label = self._labels.get(key)
+        if label is None:
+            full = (self.root / path).resolve()
+            try:
+                label = full.relative_to(self._resolved_root).as_posix()
+            except ValueError:
+                label = full.as_posix()
+            self._labels[key] = label
+        return label
 
 
 class KeyParts(BaseModel):
@@ -90,7 +104,10 @@ def tool_mock_parts(tool: ToolDefinition, profile_name: str | None, resolved: Re
     profile = resolved.mock_profiles.get(profile_name) if profile_name else None
     entries = reachable_mock_entries(tool.name, tool.mock, profile)
     response, _source = resolve_mock(tool.name, tool.mock, profile)
-    paths = [str(p) for p in mock_source_files(response, files.root)] if response else handler_files(tool)
+    if response is not None:
+        paths = [str(p) for p in mock_source_files(response, files.root, files.module_files)]
+    else:
+        paths = handler_files(tool)
     return entries, {files.label(p): files(p) for p in paths}
 
 

@@ -177,7 +177,8 @@ def _find_without_import(module_name: str, project_root: Path | None) -> list[Pa
     return files
 
 
-def mock_source_files(response: MockResponse | None, project_root: Path | None = None) -> list[Path]:
+def mock_source_files(response: MockResponse | None, project_root: Path | None = None,
+                      found_before: dict[str, list[Path]] | None = None) -> list[Path]:
     """The source file(s) of the module a callable / stateful_callable mock names, for hashing.
 
     Found without executing the module where possible (a path search level by level). Includes the `__init__.py`
@@ -185,11 +186,20 @@ def mock_source_files(response: MockResponse | None, project_root: Path | None =
     followed. Other mock kinds, or a module that cannot be located, give [].
     """
     if response is not None and response.kind == "sequence":
-        nested = [mock_source_files(item, project_root) for item in response.sequence if isinstance(item, MockResponse)]
+        nested = [mock_source_files(item, project_root, found_before) for item in response.sequence
+                  if isinstance(item, MockResponse)]
         return list(dict.fromkeys(path for paths in nested for path in paths))
     if response is None or response.kind not in ("callable", "stateful_callable") or not response.callable_spec:
         return []
     module_name, _ = _split_spec(response.callable_spec)
+    if found_before is None:
+        return _module_files(module_name, project_root)
+    if module_name not in found_before:
+        found_before[module_name] = _module_files(module_name, project_root)
+    return list(found_before[module_name])
+
+
+def _module_files(module_name: str, project_root: Path | None) -> list[Path]:
     found = _find_without_import(module_name, project_root)
     if found is not None:
         return list(dict.fromkeys(found))
