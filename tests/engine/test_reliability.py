@@ -2,6 +2,7 @@
 
 import json
 import os
+import shutil
 import signal
 import sqlite3
 import subprocess
@@ -157,3 +158,19 @@ def test_ctrl_c_exits_130_with_finished_tests_recorded(slow: Project, tmp_path) 
     # the interrupted run saved its green state: the next run only runs what had not finished
     done = slow.test()
     assert summary_line(done.stdout) == SUMMARY.format(40, 33, 0, 7, 0)
+
+
+@pytest.mark.parametrize("jobs", ["2", "3"])
+def test_parallel_runs_wait_for_the_compile_task_and_report_failures(project: Project, jobs: str) -> None:
+    """Capability tests depend on the compile task; with jobs queued ahead, none may start before it ends."""
+    serial = project.test(code=0)
+    project.edit("handlers/lookup.py", "TRANSFORM = str.upper", "TRANSFORM = str.lower")
+    shutil.rmtree(project.root / ".oac" / "build")  # a capability test that ran before compiling would fail
+    parallel = project.test("--force", "-n", jobs, code=1)
+    assert summary_line(serial.stdout) == SUMMARY.format(4, 4, 0, 0, 0)
+    assert summary_line(parallel.stdout) == SUMMARY.format(4, 3, 1, 0, 0)
+    assert "FAIL 'lookup-real'" in parallel.stdout
+    rerun = project.records()[4:]
+    assert sorted(r["test_id"] for r in rerun) == sorted(r["test_id"] for r in project.records()[:4])
+    assert all(r["status"] == "pass" for r in rerun if r["test_kind"] == "capability")
+    assert project.test("-n", jobs, code=1).stdout.count("FAIL") == 1  # only the failed test runs again

@@ -9,6 +9,7 @@ from doit.doit_cmd import DoitMain
 from doit.loader import generate_tasks
 
 from open_agent_compiler.tasks.gc_tuning import fewer_collections
+from open_agent_compiler.tasks.parallel import prefetching_runner
 from open_agent_compiler.testing import zygote
 from open_agent_compiler.tasks.graph import TEST_GROUP, TestPlan
 from open_agent_compiler.tasks.junit import write_junit
@@ -66,7 +67,8 @@ def _run_tests(options: TestOptions, out: TextIO) -> int:
     main = DoitMain(PlanLoader(plan, reporter), config_filenames=(),
                     extra_config={"BACKEND": {BACKEND_NAME: BACKEND_LOCATION}})
     try:
-        code = main.run(argv)
+        with prefetching_runner():
+            code = main.run(argv)
     except KeyboardInterrupt:
         reporter.complete_run()
         return 130

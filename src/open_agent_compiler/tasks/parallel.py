@@ -1,0 +1,88 @@
+"""`oac test -n N`: doit's process runner, with every worker's next job queued before the worker asks for it.
+
+doit's MRunner hands a worker its next task only after the main process has received and recorded the
+worker's last result, so each test pays a round trip through two queues and the main process (measured:
+~0.45 ms per test with 10 ms tests, about 5 % of the run). Here up to `AHEAD` jobs per worker wait in the job
+queue, so a worker starts its next test at once while the main process records the last one. Dispatch order,
+dependencies (a capability test waits for its compile task: the dispatcher answers "hold on"), reporting and
+saving all stay doit's: only the loop that feeds the queue differs.
+"""
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import doit.cmd_run
+from doit.runner import JobHold, MRunner
+
+AHEAD = 2
+
+
+class PrefetchingRunner(MRunner):
+    def run_tasks(self, task_dispatcher: Any) -> None:
+        result_q = self.Queue()
+        job_q = self.Queue()
+        self._run_tasks_init(task_dispatcher)
+        slots = self.num_process * AHEAD
+        in_flight = 0  # jobs queued or running whose result has not come back
+        exhausted = False
+
+        def feed(completed: Any) -> None:
+            """Tell the dispatcher what completed, then queue jobs until the slots are full or none is ready."""
+            nonlocal in_flight, exhausted
+            while not exhausted and in_flight < slots:
+                job = self.get_next_job(completed)
+                completed = None
+                if job is None:
+                    exhausted = True
+                    for _ in range(self.num_process):  # behind every queued job: each worker ends after them
+                        job_q.put(None)
+                elif isinstance(job, JobHold):
+                    return  # nothing ready until a running task completes
+                else:
+                    job_q.put(job)
+                    in_flight += 1
+
+        feed(None)
+        workers = []
+        if in_flight:
+            for _ in range(self.num_process):
+                worker = self.Child(target=self.execute_task_subprocess,
+                                    args=(job_q, result_q, self.reporter.__class__))
+                worker.start()
+                workers.append(worker)
+        try:
+            while in_flight:
+                result = result_q.get()
+                if "exit" in result:
+                    raise result["exit"](result["exception"])
+                node = task_dispatcher.nodes[result["name"]]
+                if "reporter" in result:
+                    getattr(self.reporter, result["reporter"])(node.task)
+                    continue
+                in_flight -= 1
+                self._process_result(node, node.task, result)
+                feed(node)
+            if not exhausted:  # stopped early (a failure without --continue): release the workers
+                for _ in workers:
+                    job_q.put(None)
+        except (SystemExit, KeyboardInterrupt, Exception):
+            for worker in workers:
+                worker.terminate()
+            raise
+        for worker in workers:
+            worker.join()
+        while not result_q.empty():  # teardown messages, safe once every worker has ended
+            result = result_q.get()
+            getattr(self.reporter, result["reporter"])(task_dispatcher.tasks[result["name"]])
+
+
+@contextmanager
+def prefetching_runner() -> Iterator[None]:
+    """doit's `run` command picks its process runner by name from `doit.cmd_run`; point it at ours for one run."""
+    original = doit.cmd_run.MRunner
+    doit.cmd_run.MRunner = PrefetchingRunner  # type: ignore[misc]
+    try:
+        yield
+    finally:
+        doit.cmd_run.MRunner = original  # type: ignore[misc]

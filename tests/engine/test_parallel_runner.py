@@ -1,0 +1,85 @@
+"""The prefetching process runner behind `oac test -n N`: jobs queued ahead never jump a dependency, every
+task runs exactly once, failures are reported, and doit's own runner is back in place afterwards."""
+
+import json
+import time
+from pathlib import Path
+
+import doit.cmd_run
+import pytest
+from doit.cmd_base import ModuleTaskLoader
+from doit.doit_cmd import DoitMain
+from doit.runner import MRunner
+
+from open_agent_compiler.tasks.parallel import PrefetchingRunner, prefetching_runner
+
+
+def _work(seconds: float) -> None:
+    """CPU work (not a sleep): the dependency is simply long, so a dependent started early would see it unfinished."""
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        pass
+
+
+def _tasks(root: Path, fail: str | None = None) -> dict:
+    def log(name: str) -> None:
+        with open(root / "ran.log", "a") as handle:
+            handle.write(name + "\n")
+
+    def slow_build() -> None:
+        _work(0.3)
+        (root / "built").write_text("yes")
+        log("build")
+
+    def needs_build(name: str) -> bool:
+        log(name)
+        return (root / "built").exists() and name != fail
+
+    def free(name: str) -> bool:
+        log(name)
+        return name != fail
+
+    def task_build():
+        return {"actions": [slow_build], "verbosity": 0}
+
+    def task_use():
+        for i in range(4):
+            yield {"name": str(i), "actions": [(needs_build, [f"use:{i}"])], "task_dep": ["build"], "verbosity": 0}
+
+    def task_free():
+        for i in range(6):
+            yield {"name": str(i), "actions": [(free, [f"free:{i}"])], "verbosity": 0}
+
+    return {"task_build": task_build, "task_use": task_use, "task_free": task_free,
+            "DOIT_CONFIG": {"dep_file": str(root / "state.db"), "backend": "sqlite3", "verbosity": 0}}
+
+
+def _run(root: Path, jobs: int, fail: str | None = None, prefetch: bool = True) -> int:
+    argv = ["run", "--continue", "-n", str(jobs), "-P", "process", "--reporter", "json",
+            "--output-file", str(root / "report.json")]
+    if not prefetch:
+        return DoitMain(ModuleTaskLoader(_tasks(root, fail))).run(argv)
+    with prefetching_runner():
+        assert doit.cmd_run.MRunner is PrefetchingRunner
+        return DoitMain(ModuleTaskLoader(_tasks(root, fail))).run(argv)
+
+
+@pytest.mark.parametrize("jobs", [2, 3])
+def test_queued_jobs_never_jump_a_dependency(tmp_path: Path, jobs: int) -> None:
+    assert _run(tmp_path, jobs) == 0
+    ran = (tmp_path / "ran.log").read_text().split()
+    assert sorted(ran) == sorted(["build", *(f"use:{i}" for i in range(4)), *(f"free:{i}" for i in range(6))])
+    assert all(ran.index(f"use:{i}") > ran.index("build") for i in range(4))
+    assert doit.cmd_run.MRunner is MRunner
+
+
+def test_a_failing_task_is_reported_and_the_rest_still_run(tmp_path: Path) -> None:
+    (tmp_path / "ours").mkdir()
+    (tmp_path / "doits").mkdir()
+    code = _run(tmp_path / "ours", 2, fail="free:3")
+    assert code == _run(tmp_path / "doits", 2, fail="free:3", prefetch=False)  # doit's own exit code (2: a group)
+    for root in ("ours", "doits"):
+        assert len((tmp_path / root / "ran.log").read_text().split()) == 11
+        report = json.loads((tmp_path / root / "report.json").read_text())
+        failed = [task["name"] for task in report["tasks"] if task["result"] == "fail"]
+        assert failed == ["free:3", "free"]  # the task, then its group
