@@ -172,3 +172,55 @@ def test_handlers_under_two_processes_match_serial(tools: Project) -> None:
     assert summary_line(parallel.stdout) == summary_line(serial.stdout) == SUMMARY.format(7, 3, 3, 1, 0)
     assert "timed out after 1s" in line_for(parallel.stdout, "hangs")
     assert line_for(parallel.stdout, "real-ok") == "  pass 'real-ok'"
+
+
+COUNTED = '''
+from open_agent_compiler import (
+    AgentDefinition, AgentHeader, AgentRegistry, CompilationConfig, EqualsEvaluator, TemplateSlot, TemplateTree,
+    ToolDefinition, ToolDefinitionHeader, ToolTest,
+)
+
+
+def registry():
+    tools = [ToolDefinition(header=ToolDefinitionHeader(name=f"h{i}", description="counted"),
+                            handler_script="counted.py",
+                            tool_tests=[ToolTest(name=f"count-{i}", input={"i": i},
+                                                 evaluators=(EqualsEvaluator(field="i", expected=i),))])
+             for i in range(8)]
+    agent = AgentDefinition(header=AgentHeader(agent_id="a", name="a", description="d"), extra_tools=tools)
+    reg = AgentRegistry()
+    reg.register_agent("a", agent)
+    reg.register_template(TemplateTree(name="tpl", slots=[TemplateSlot(name="primary", default_agent_id="a")]))
+    reg.create_compilation_config(CompilationConfig(name="prod", template_name="tpl"))
+    return reg
+'''
+
+COUNTED_HANDLERS = "\n".join(['''
+from pydantic import BaseModel
+from open_agent_compiler import ScriptTool
+
+
+class Io(BaseModel):
+    i: int
+'''] + [f'''
+
+class H{i}(ScriptTool[Io, Io]):
+    name = "h{i}"
+
+    def execute(self, input):
+        with open("executions.log", "a") as log:
+            log.write("h{i}\\n")
+        return input
+''' for i in range(8)])
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_every_handler_runs_exactly_once_however_many_start_early(tmp_path, jobs: str) -> None:
+    proj = Project(tmp_path / "counted")
+    proj.write("agents.py", COUNTED)
+    proj.write("counted.py", COUNTED_HANDLERS)
+    done = proj.test("-n", jobs)
+    assert summary_line(done.stdout) == SUMMARY.format(8, 8, 0, 0, 0)
+    assert sorted(proj.executions()) == [f"h{i}" for i in range(8)]
+    proj.test("-n", jobs)
+    assert len(proj.executions()) == 8  # green: nothing ran again

@@ -76,3 +76,64 @@ def test_timeout_kills_the_handler_and_what_it_started(tool: ToolDefinition, tmp
     finally:
         os.close(handle)
     assert readable, f"process {grandchild} that the handler started survived the timeout"
+
+
+CHATTY = '''
+import sys
+from pydantic import BaseModel
+from open_agent_compiler import ScriptTool
+
+
+class In(BaseModel):
+    size: int
+
+
+class Out(BaseModel):
+    size: int
+
+
+class Chatty(ScriptTool[In, Out]):
+    name = "chatty"
+
+    def execute(self, input):
+        sys.stderr.write("x" * input.size)  # more than a pipe holds: the child blocks until someone reads
+        return Out(size=input.size)
+'''
+
+
+def _wait_until_done(started) -> None:
+    """Read the child's pipes until it has closed them (no sleeping: each pump waits for nothing)."""
+    while started.running():
+        started.pump()
+
+
+def test_a_handler_started_early_keeps_its_answer_until_asked(tmp_path: Path) -> None:
+    from open_agent_compiler.testing.handlers import start_handler
+
+    (tmp_path / "chatty.py").write_text(CHATTY)
+    chatty = ToolDefinition(header=ToolDefinitionHeader(name="chatty", description="c"), handler_script="chatty.py")
+    zygote.start()
+    started = start_handler(chatty, {"size": 300_000}, project_root=tmp_path, timeout=30)
+    _wait_until_done(started)
+    outcome = started.outcome()
+    assert outcome.ok and outcome.output == {"size": 300_000}
+    assert started.outcome() is outcome  # asked twice, answered once
+
+
+def test_cancel_kills_a_started_handler_and_what_it_started(tool: ToolDefinition, tmp_path: Path) -> None:
+    from open_agent_compiler.testing.handlers import start_handler
+
+    zygote.start()
+    started = start_handler(tool, {"mode": "spawn-and-hang"}, project_root=tmp_path, timeout=60)
+    marker = tmp_path / "grandchild.pid"
+    while started.running() and not (marker.exists() and marker.read_text()):  # it has started its own child
+        started.pump()
+    assert marker.exists(), started.outcome()
+    started.cancel()
+    assert not started.outcome().ok
+    handle = os.pidfd_open(int(marker.read_text()))
+    try:
+        readable, _, _ = select.select([handle], [], [], 10)
+    finally:
+        os.close(handle)
+    assert readable, "the cancelled handler's child survived"

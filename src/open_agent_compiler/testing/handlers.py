@@ -46,19 +46,39 @@ def _tail(text: str) -> str:
     return ("…" + text[-STDERR_TAIL:]) if len(text) > STDERR_TAIL else text
 
 
-def run_handler(tool: ToolDefinition, payload: dict[str, Any], *, project_root: Path,
-                timeout: float) -> HandlerOutcome:
+def _problem(tool: ToolDefinition, project_root: Path) -> tuple[list[dict[str, str]], str]:
+    """(scripts, "") when the handler can run, else ([], why not)."""
     scripts = handler_scripts(tool, project_root)
     if not scripts:
-        return HandlerOutcome(ok=False, error=f"tool {tool.name!r} has neither a mock nor a handler")
+        return [], f"tool {tool.name!r} has neither a mock nor a handler"
     missing = [s["path"] for s in scripts if "path" in s and not Path(s["path"]).is_file()]
     if missing:
-        return HandlerOutcome(ok=False, error=f"handler script not found: {', '.join(missing)}")
+        return [], f"handler script not found: {', '.join(missing)}"
+    return scripts, ""
+
+
+def run_handler(tool: ToolDefinition, payload: dict[str, Any], *, project_root: Path,
+                timeout: float) -> HandlerOutcome:
+    return start_handler(tool, payload, project_root=project_root, timeout=timeout).outcome()
+
+
+def start_handler(tool: ToolDefinition, payload: dict[str, Any], *, project_root: Path,
+                  timeout: float) -> "StartedHandler":
+    """Start the handler now; `outcome()` waits for it. Its timeout counts from now."""
+    scripts, problem = _problem(tool, project_root)
+    if problem:
+        return StartedHandler.failed(problem)
     request = {"tool": tool.name, "scripts": scripts, "input": payload}
     if hasattr(os, "fork") and not os.environ.get("OAC_HANDLER_SPAWN"):
-        answer, stderr, exit_code, timed_out = _run_forked(request, project_root, timeout)
-    else:
-        answer, stderr, exit_code, timed_out = _run_spawned(request, project_root, timeout)
+        return StartedHandler.forked(request, project_root, timeout)
+    return StartedHandler.finished(_run_spawned(request, project_root, timeout), timeout)
+
+
+Answer = tuple[dict[str, Any] | None, str, int | None, bool]  # (answer, stderr, exit code, timed out)
+
+
+def _outcome(answer: dict[str, Any] | None, stderr: str, exit_code: int | None, timed_out: bool,
+             timeout: float) -> HandlerOutcome:
     tail = _tail(stderr)
     if timed_out:
         return HandlerOutcome(ok=False, error=f"handler timed out after {timeout:g}s" + (f"; stderr: {tail}" if tail else ""))
@@ -69,33 +89,6 @@ def run_handler(tool: ToolDefinition, payload: dict[str, Any], *, project_root: 
     return HandlerOutcome(ok=True, output=answer.get("output"))
 
 
-Answer = tuple[dict[str, Any] | None, str, int | None, bool]  # (answer, stderr, exit code, timed out)
-
-
-def _collect(fds: list[int], deadline: float, *, until_first: int = 0) -> tuple[dict[int, bytes], bool]:
-    """Read every pipe to EOF or until the deadline; with `until_first`, stop once fds[0] holds that many bytes."""
-    chunks: dict[int, list[bytes]] = {fd: [] for fd in fds}
-    got = 0
-    timed_out = False
-    with selectors.DefaultSelector() as selector:
-        for fd in fds:
-            selector.register(fd, selectors.EVENT_READ)
-        while selector.get_map() and not (until_first and got >= until_first):
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                timed_out = True
-                break
-            for key, _ in selector.select(remaining):
-                block = os.read(key.fd, until_first - got if until_first and key.fd == fds[0] else 65536)
-                if block:
-                    chunks[key.fd].append(block)
-                    if key.fd == fds[0]:
-                        got += len(block)
-                else:
-                    selector.unregister(key.fd)
-    return {fd: b"".join(parts) for fd, parts in chunks.items()}, timed_out
-
-
 def _kill_group(pid: int) -> None:
     try:
         os.killpg(pid, signal.SIGKILL)
@@ -104,49 +97,140 @@ def _kill_group(pid: int) -> None:
             os.kill(pid, signal.SIGKILL)
 
 
-def _run_forked(request: dict[str, Any], project_root: Path, timeout: float) -> Answer:
-    """Run the handler in a forked child that already has pydantic and this package imported (milliseconds,
-    not a fresh interpreter's ~170 ms): forked by the zygote when one runs, else by this process."""
-    request = {**request, "project_root": str(project_root)}
-    answer_read, answer_write = os.pipe()
-    err_read, err_write = os.pipe()
-    deadline = time.monotonic() + timeout
-    via_zygote = zygote.submit(request, answer_write, err_write)
-    pid = 0
-    if not via_zygote:
-        sys.stdout.flush()
-        sys.stderr.flush()
-        pid = os.fork()
-        if pid == 0:
-            os.close(answer_read)
-            os.close(err_read)
-            zygote.run_child(request, answer_write, err_write, announce_pid=False)
-        with contextlib.suppress(OSError):  # also from this side: no window where a kill would miss the group
-            os.setpgid(pid, pid)
-    os.close(answer_write)
-    os.close(err_write)
-    prefix = b""
-    timed_out = False
-    if via_zygote:  # the child announces its pid first, so a timeout can kill its group
-        first, timed_out = _collect([answer_read], deadline, until_first=zygote.PID.size)
-        prefix = first[answer_read]
-        if len(prefix) == zygote.PID.size:
-            pid = zygote.PID.unpack(prefix)[0]
-    data, late = ({answer_read: b"", err_read: b""}, True) if timed_out else _collect([answer_read, err_read], deadline)
-    timed_out = timed_out or late
-    if timed_out and pid:
-        _kill_group(pid)
-    exit_code = None
-    if not via_zygote:
-        exit_code = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
-    os.close(answer_read)
-    os.close(err_read)
-    stderr = data[err_read].decode("utf-8", "replace")
-    try:
-        answer = json.loads(data[answer_read]) if not timed_out else None
-    except ValueError:
-        answer = None
-    return answer, stderr, exit_code, timed_out
+class StartedHandler:
+    """A handler running in a child forked from the zygote (milliseconds, not a fresh interpreter's ~170 ms),
+    or forked from this process when no zygote runs. Its two pipes (answer, stderr) are read as data arrives:
+    `pump()` without blocking, `outcome()` until the child closes them or the deadline passes."""
+
+    def __init__(self) -> None:
+        self.timeout = 0.0
+        self.deadline = 0.0
+        self.pid = 0
+        self.via_zygote = False
+        self._fds: dict[int, list[bytes]] = {}
+        self._open: set[int] = set()
+        self._answer_fd = -1
+        self._result: HandlerOutcome | None = None
+
+    @classmethod
+    def failed(cls, error: str) -> "StartedHandler":
+        started = cls()
+        started._result = HandlerOutcome(ok=False, error=error)
+        return started
+
+    @classmethod
+    def finished(cls, answer: Answer, timeout: float) -> "StartedHandler":
+        started = cls()
+        started._result = _outcome(*answer, timeout)
+        return started
+
+    @classmethod
+    def forked(cls, request: dict[str, Any], project_root: Path, timeout: float) -> "StartedHandler":
+        started = cls()
+        started.timeout = timeout
+        request = {**request, "project_root": str(project_root)}
+        answer_read, answer_write = os.pipe()
+        err_read, err_write = os.pipe()
+        started.deadline = time.monotonic() + timeout
+        started.via_zygote = zygote.submit(request, answer_write, err_write)
+        if not started.via_zygote:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            pid = os.fork()
+            if pid == 0:
+                os.close(answer_read)
+                os.close(err_read)
+                zygote.run_child(request, answer_write, err_write, announce_pid=False)
+            with contextlib.suppress(OSError):  # also from this side: no window where a kill would miss the group
+                os.setpgid(pid, pid)
+            started.pid = pid
+        os.close(answer_write)
+        os.close(err_write)
+        for fd in (answer_read, err_read):
+            os.set_blocking(fd, False)
+        started._answer_fd = answer_read
+        started._fds = {answer_read: [], err_read: []}
+        started._open = {answer_read, err_read}
+        return started
+
+    def _read(self, timeout: float | None) -> None:
+        """Read what the open pipes hold, waiting up to `timeout` (None: until EOF or the deadline)."""
+        with selectors.DefaultSelector() as selector:
+            for fd in self._open:
+                selector.register(fd, selectors.EVENT_READ)
+            while self._open:
+                remaining = self.deadline - time.monotonic() if timeout is None else timeout
+                if remaining <= 0 and timeout is None:
+                    return
+                ready = selector.select(max(remaining, 0))
+                if not ready:
+                    return
+                for key, _ in ready:
+                    try:
+                        block = os.read(key.fd, 65536)
+                    except BlockingIOError:
+                        continue
+                    if block:
+                        self._fds[key.fd].append(block)
+                    else:
+                        selector.unregister(key.fd)
+                        self._open.discard(key.fd)
+                if timeout is not None:
+                    timeout = 0  # drain what is there, never wait twice
+
+    def _learn_pid(self) -> bytes:
+        """The answer read so far, without the pid a zygote child writes first (kept in `self.pid`)."""
+        data = b"".join(self._fds[self._answer_fd])
+        if not self.via_zygote:
+            return data
+        if len(data) >= zygote.PID.size:
+            self.pid = zygote.PID.unpack(data[:zygote.PID.size])[0]
+        return data[zygote.PID.size:]
+
+    def pump(self) -> None:
+        """Take what the child wrote so far, without waiting (keeps its pipes from filling up)."""
+        if self._result is None and self._open:
+            self._read(0)
+
+    def running(self) -> bool:
+        return self._result is None and bool(self._open)
+
+    def outcome(self) -> HandlerOutcome:
+        if self._result is not None:
+            return self._result
+        self._read(None)
+        timed_out = bool(self._open)
+        answer_bytes = self._learn_pid()
+        if timed_out and self.pid:
+            _kill_group(self.pid)
+        exit_code = None
+        if not self.via_zygote:
+            exit_code = os.waitstatus_to_exitcode(os.waitpid(self.pid, 0)[1])
+        stderr = b"".join(next(chunks for fd, chunks in self._fds.items() if fd != self._answer_fd))
+        for fd in self._fds:
+            os.close(fd)
+        self._open.clear()
+        try:
+            answer = json.loads(answer_bytes) if not timed_out else None
+        except ValueError:
+            answer = None
+        self._result = _outcome(answer, stderr.decode("utf-8", "replace"), exit_code, timed_out, self.timeout)
+        return self._result
+
+    def cancel(self) -> None:
+        """Kill a handler whose outcome nobody will ask for (an interrupted run)."""
+        if self._result is None and self._fds:
+            self._read(0)
+            self._learn_pid()
+            if self.pid:
+                _kill_group(self.pid)
+                if not self.via_zygote:
+                    with contextlib.suppress(ChildProcessError):
+                        os.waitpid(self.pid, 0)
+            for fd in self._fds:
+                os.close(fd)
+            self._open.clear()
+            self._result = HandlerOutcome(ok=False, error="cancelled")
 
 
 def _run_spawned(request: dict[str, Any], project_root: Path, timeout: float) -> Answer:

@@ -14,7 +14,7 @@ from open_agent_compiler.model.hashing import digest, digest_bytes
 from open_agent_compiler.model.registry import ResolvedConfig
 from open_agent_compiler.testing.discovery import TestCase
 from open_agent_compiler.testing.evaluation import aggregate, run_evaluators
-from open_agent_compiler.testing.handlers import run_handler
+from open_agent_compiler.testing.handlers import StartedHandler, start_handler
 from open_agent_compiler.testing.mocks import MockSession, resolve_mock
 from open_agent_compiler.testing.permissions import bash_action, permission_action
 from open_agent_compiler.testing.results import TestOutcome
@@ -117,7 +117,20 @@ def run_capability_test(case: TestCase, resolved: ResolvedConfig, settings: RunS
                     started=started)
 
 
-def run_tool_test(case: TestCase, resolved: ResolvedConfig, settings: RunSettings) -> TestOutcome:
+def handler_call(case: TestCase, resolved: ResolvedConfig, settings: RunSettings) -> dict[str, Any] | None:
+    """The real handler a tool test would run (its `start_handler` arguments), or None when it answers from a
+    mock or --hermetic forbids it."""
+    if case.kind != "tool" or case.tool is None or settings.hermetic:
+        return None
+    profile = resolved.mock_profiles.get(case.mock_profile) if case.mock_profile else None
+    if resolve_mock(case.tool.name, case.tool.mock, profile)[0] is not None:
+        return None
+    return {"tool": case.tool, "payload": dict(case.test.input), "project_root": settings.project_root,
+            "timeout": settings.timeout}
+
+
+def run_tool_test(case: TestCase, resolved: ResolvedConfig, settings: RunSettings,
+                  handler: StartedHandler | None = None) -> TestOutcome:
     started = time.perf_counter()
     assert isinstance(case.test, ToolTest) and case.tool is not None
     profile = resolved.mock_profiles.get(case.mock_profile) if case.mock_profile else None
@@ -134,8 +147,10 @@ def run_tool_test(case: TestCase, resolved: ResolvedConfig, settings: RunSetting
         return TestOutcome(status="fail", score=0.0, evidence=(failure,), duration_s=time.perf_counter() - started,
                            mock_source=source)
     else:
-        handled = run_handler(case.tool, dict(case.test.input), project_root=settings.project_root,
-                              timeout=settings.timeout)
+        if handler is None:
+            handler = start_handler(case.tool, dict(case.test.input), project_root=settings.project_root,
+                                    timeout=settings.timeout)
+        handled = handler.outcome()
         if not handled.ok:
             failure = _check("handler", False, handled.error)
             return TestOutcome(status="fail", score=0.0, evidence=(failure,), duration_s=time.perf_counter() - started,
@@ -146,9 +161,10 @@ def run_tool_test(case: TestCase, resolved: ResolvedConfig, settings: RunSetting
 
 
 def run_case(case: TestCase, resolved: ResolvedConfig, settings: RunSettings,
-             artifact_paths: tuple[str, ...] = ()) -> TestOutcome:
+             artifact_paths: tuple[str, ...] = (), handler: StartedHandler | None = None) -> TestOutcome:
+    """`handler`: this test's real handler, already started (see `testing.prefetch`)."""
     if case.kind == "capability":
         return run_capability_test(case, resolved, settings, artifact_paths)
     if case.kind == "tool":
-        return run_tool_test(case, resolved, settings)
+        return run_tool_test(case, resolved, settings, handler)
     return TestOutcome(status="not_runnable", score=0.0, skip_reason=NOT_RUNNABLE)
