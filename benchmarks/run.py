@@ -145,6 +145,8 @@ def main(argv: list[str] | None = None) -> int:
     plan = preset(args.preset, sizes=sizes, reps=args.reps, large_reps=args.large_reps)
     ours = impls.find_ours(args.ours_oac)
     anchor = impls.ensure_anchor(impls.CACHE / "anchor-venv", args.anchor_python)
+    for impl in (ours, anchor):
+        impls.precompile(impl)
     bench = Bench({"ours": ours, "anchor": anchor}, timeout=RUN_TIMEOUT_S)
     bench.log(ours.describe())
     bench.log(anchor.describe())

@@ -54,6 +54,15 @@ def find_ours(explicit: str | None = None) -> Implementation:
                      "install it with `.venv/bin/pip install -e '.[test]'` or pass --ours-oac")
 
 
+def precompile(impl: Implementation) -> None:
+    """Write the bytecode of the implementation's package, as an installed package has it (pip compiles at
+    install; an editable checkout gets it on first import). Without this, a caller's PYTHONDONTWRITEBYTECODE
+    made every one of our runs compile our source again while the anchor loaded its cached bytecode."""
+    subprocess.run([str(impl.python), "-c",
+                    "import compileall, os, open_agent_compiler as p; "
+                    "compileall.compile_dir(os.path.dirname(p.__file__), quiet=1)"], check=True)
+
+
 def find_python312(explicit: str | None = None) -> Path:
     if explicit:
         return Path(explicit)

@@ -54,8 +54,10 @@ def parse_summary(stdout: str) -> dict[str, int]:
 
 
 def clean_env() -> dict[str, str]:
-    """The caller's environment without anything that would make one venv leak into another."""
-    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME")}
+    """The caller's environment without anything that would make one venv leak into another, and with Python's
+    default bytecode caching (both implementations then reuse the bytecode of the generated project)."""
+    dropped = ("VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME", "PYTHONDONTWRITEBYTECODE")
+    env = {k: v for k, v in os.environ.items() if k not in dropped}
     return env
 
 
