@@ -108,8 +108,9 @@ class TestPlan:
             if not cases:
                 continue
             names = {case.mock_profile for case in cases if case.mock_profile}
-            for name in names - profiles.keys():
-                profiles[name] = digest(self.resolved.mock_profiles[name])
+            for name in names:
+                if name not in profiles:  # (`names - profiles.keys()` would copy every key, once per agent)
+                    profiles[name] = digest(self.resolved.mock_profiles[name])
             scope = cache.scope(agent, self.artifact_digests.get(agent.compiled_name), {n: profiles[n] for n in names},
                                 self.options.dialect, self.options.variant)
             known = cache.lookup(scope)
