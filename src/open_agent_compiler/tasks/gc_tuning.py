@@ -1,12 +1,18 @@
-"""Fewer garbage-collector passes during a run: building a registry allocates tens of thousands of small
-objects and the default thresholds trigger full collections over all of them (measured: ~40% of a warm run
-at 5,000 tests). Collection still happens, just in larger batches."""
+"""Fewer garbage-collector passes during a run.
+
+Building a registry allocates hundreds of thousands of small, long-lived, acyclic objects (pydantic models).
+With the default thresholds the collector traversed them again and again: ~40 % of a warm run at 5,000 tests,
+and at 50,000 tests the middle generation alone took 0.7 s of a 3.5 s warm run. During a run only the youngest
+generation is collected, in batches of 50,000 allocations; objects that survive one collection stay put (a
+cycle that outlives a batch waits for the collections after the run; measured: +3 % peak RSS in a cold
+50,000-test run).
+"""
 
 import gc
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-RUN_THRESHOLDS = (50_000, 20, 100)
+RUN_THRESHOLDS = (50_000, 1_000_000, 1_000_000)
 
 
 @contextmanager
