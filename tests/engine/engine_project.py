@@ -87,6 +87,18 @@ class Lookup(ScriptTool[LookupIn, LookupOut]):
 TRANSFORM = str.upper
 '''
 
+# Appended to a test project's agents.py: a registry with one agent "a" in slot "primary" and config "prod".
+ONE_AGENT = '''
+
+def one_agent(tools):
+    agent = AgentDefinition(header=AgentHeader(agent_id="a", name="a", description="d"), extra_tools=tools)
+    reg = AgentRegistry()
+    reg.register_agent("a", agent)
+    reg.register_template(TemplateTree(name="tpl", slots=[TemplateSlot(name="primary", default_agent_id="a")]))
+    reg.create_compilation_config(CompilationConfig(name="prod", template_name="tpl"))
+    return reg
+'''
+
 MOCKMOD = '''
 def answer(payload):
     with open("executions.log", "a") as log:

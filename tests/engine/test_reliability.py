@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from engine_project import OAC, SUMMARY, Project, summary_line
+from engine_project import OAC, ONE_AGENT, SUMMARY, Project, summary_line
 
 SLOW_TOOLS = '''
 from open_agent_compiler import (
@@ -27,16 +27,11 @@ def registry():
         )
         for i in range(COUNT)
     ]
-    agent = AgentDefinition(header=AgentHeader(agent_id="a", name="a", description="d"), extra_tools=tools)
-    reg = AgentRegistry()
-    reg.register_agent("a", agent)
-    reg.register_template(TemplateTree(name="tpl", slots=[TemplateSlot(name="primary", default_agent_id="a")]))
-    reg.create_compilation_config(CompilationConfig(name="prod", template_name="tpl"))
-    return reg
+    return one_agent(tools)
 
 
 COUNT = 40
-'''
+''' + ONE_AGENT
 
 SLOW = '''
 import os, signal

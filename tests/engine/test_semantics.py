@@ -2,7 +2,7 @@
 
 import pytest
 
-from engine_project import SUMMARY, Project, summary_line
+from engine_project import ONE_AGENT, SUMMARY, Project, summary_line
 
 TOOLS = '''
 from open_agent_compiler import (
@@ -30,14 +30,10 @@ def registry():
         tool("real", [ToolTest(name="real-ok", input={"x": 2}, evaluators=(EqualsEvaluator(field="y", expected=4),))],
              handler_script="handlers.py"),
     ]
-    agent = AgentDefinition(header=AgentHeader(agent_id="a", name="a", description="d"), extra_tools=tools)
-    reg = AgentRegistry()
-    reg.register_agent("a", agent)
-    reg.register_template(TemplateTree(name="tpl", slots=[TemplateSlot(name="primary", default_agent_id="a")]))
-    reg.create_compilation_config(CompilationConfig(name="prod", template_name="tpl"))
+    reg = one_agent(tools)
     reg.register_mock_profile(MockProfile(name="ci", responses={"profiled": MockResponse(fixed_output={"src": "profile"})}))
     return reg
-'''
+''' + ONE_AGENT
 
 HANDLERS = '''
 import sys, time
@@ -187,13 +183,8 @@ def registry():
                             tool_tests=[ToolTest(name=f"count-{i}", input={"i": i},
                                                  evaluators=(EqualsEvaluator(field="i", expected=i),))])
              for i in range(8)]
-    agent = AgentDefinition(header=AgentHeader(agent_id="a", name="a", description="d"), extra_tools=tools)
-    reg = AgentRegistry()
-    reg.register_agent("a", agent)
-    reg.register_template(TemplateTree(name="tpl", slots=[TemplateSlot(name="primary", default_agent_id="a")]))
-    reg.create_compilation_config(CompilationConfig(name="prod", template_name="tpl"))
-    return reg
-'''
+    return one_agent(tools)
+''' + ONE_AGENT
 
 COUNTED_HANDLERS = "\n".join(['''
 from pydantic import BaseModel
