@@ -153,30 +153,19 @@ class StartedHandler:
         started._open = {answer_read, err_read}
         return started
 
-    def _read(self, timeout: float | None) -> None:
-        """Read what the open pipes hold, waiting up to `timeout` (None: until EOF or the deadline)."""
+    def _wait(self) -> None:
+        """Read the open pipes until the child closes them or the deadline passes."""
         with selectors.DefaultSelector() as selector:
             for fd in self._open:
                 selector.register(fd, selectors.EVENT_READ)
             while self._open:
-                remaining = self.deadline - time.monotonic() if timeout is None else timeout
-                if remaining <= 0 and timeout is None:
+                remaining = self.deadline - time.monotonic()
+                if remaining <= 0 or not selector.select(remaining):
                     return
-                ready = selector.select(max(remaining, 0))
-                if not ready:
-                    return
-                for key, _ in ready:
-                    try:
-                        block = os.read(key.fd, 65536)
-                    except BlockingIOError:
-                        continue
-                    if block:
-                        self._fds[key.fd].append(block)
-                    else:
+                self.pump()
+                for key in list(selector.get_map().values()):
+                    if key.fd not in self._open:
                         selector.unregister(key.fd)
-                        self._open.discard(key.fd)
-                if timeout is not None:
-                    timeout = 0  # drain what is there, never wait twice
 
     def _learn_pid(self) -> bytes:
         """The answer read so far, without the pid a zygote child writes first (kept in `self.pid`)."""
@@ -188,9 +177,20 @@ class StartedHandler:
         return data[zygote.PID.size:]
 
     def pump(self) -> None:
-        """Take what the child wrote so far, without waiting (keeps its pipes from filling up)."""
-        if self._result is None and self._open:
-            self._read(0)
+        """Take what the child wrote so far, without waiting (keeps its pipes from filling up). Called before
+        every test of a serial run, so plain non-blocking reads: no selector to set up."""
+        if self._result is not None:
+            return
+        for fd in tuple(self._open):
+            while True:
+                try:
+                    block = os.read(fd, 65536)
+                except BlockingIOError:
+                    break
+                if not block:
+                    self._open.discard(fd)
+                    break
+                self._fds[fd].append(block)
 
     def running(self) -> bool:
         return self._result is None and bool(self._open)
@@ -198,7 +198,7 @@ class StartedHandler:
     def outcome(self) -> HandlerOutcome:
         if self._result is not None:
             return self._result
-        self._read(None)
+        self._wait()
         timed_out = bool(self._open)
         answer_bytes = self._learn_pid()
         if timed_out and self.pid:
@@ -220,7 +220,7 @@ class StartedHandler:
     def cancel(self) -> None:
         """Kill a handler whose outcome nobody will ask for (an interrupted run)."""
         if self._result is None and self._fds:
-            self._read(0)
+            self.pump()
             self._learn_pid()
             if self.pid:
                 _kill_group(self.pid)
