@@ -131,7 +131,10 @@ def test_cancel_kills_a_started_handler_and_what_it_started(tool: ToolDefinition
     assert marker.exists(), started.outcome()
     started.cancel()
     assert not started.outcome().ok
-    handle = os.pidfd_open(int(marker.read_text()))
+    try:
+        handle = os.pidfd_open(int(marker.read_text()))
+    except ProcessLookupError:
+        return  # already gone and reaped
     try:
         readable, _, _ = select.select([handle], [], [], 10)
     finally:
