@@ -38,6 +38,19 @@ class Probe(ScriptTool[In, Out]):
 '''
 
 
+def _ends(pid: int) -> bool:
+    """True once process `pid` has terminated (killed with its process group): a pidfd becomes readable then."""
+    try:
+        handle = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return True  # already gone and reaped
+    try:
+        readable, _, _ = select.select([handle], [], [], 10)
+    finally:
+        os.close(handle)
+    return bool(readable)
+
+
 @pytest.fixture
 def tool(tmp_path: Path) -> ToolDefinition:
     (tmp_path / "probe.py").write_text(HANDLER)
@@ -66,16 +79,7 @@ def test_timeout_kills_the_handler_and_what_it_started(tool: ToolDefinition, tmp
     outcome = run_handler(tool, {"mode": "spawn-and-hang"}, project_root=tmp_path, timeout=1)
     assert not outcome.ok and "timed out after 1s" in outcome.error
     grandchild = int((tmp_path / "grandchild.pid").read_text())
-    # killed with its process group: a pidfd becomes readable when the process has terminated
-    try:
-        handle = os.pidfd_open(grandchild)
-    except ProcessLookupError:
-        return  # already gone and reaped
-    try:
-        readable, _, _ = select.select([handle], [], [], 10)
-    finally:
-        os.close(handle)
-    assert readable, f"process {grandchild} that the handler started survived the timeout"
+    assert _ends(grandchild), f"process {grandchild} that the handler started survived the timeout"
 
 
 CHATTY = '''
@@ -131,12 +135,4 @@ def test_cancel_kills_a_started_handler_and_what_it_started(tool: ToolDefinition
     assert marker.exists(), started.outcome()
     started.cancel()
     assert not started.outcome().ok
-    try:
-        handle = os.pidfd_open(int(marker.read_text()))
-    except ProcessLookupError:
-        return  # already gone and reaped
-    try:
-        readable, _, _ = select.select([handle], [], [], 10)
-    finally:
-        os.close(handle)
-    assert readable, "the cancelled handler's child survived"
+    assert _ends(int(marker.read_text())), "the cancelled handler's child survived"
