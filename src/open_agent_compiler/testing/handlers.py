@@ -107,9 +107,9 @@ class StartedHandler:
         self.deadline = 0.0
         self.pid = 0
         self.via_zygote = False
-        self._fds: dict[int, list[bytes]] = {}
-        self._open: set[int] = set()
-        self._answer_fd = -1
+        self._fds: dict[int, list[bytes]] = {}  # pipe → what was read from it
+        self._open: set[int] = set()  # pipes the child has not closed yet
+        self._answer_fd = self._err_fd = -1
         self._result: HandlerOutcome | None = None
 
     @classmethod
@@ -148,7 +148,7 @@ class StartedHandler:
         os.close(err_write)
         for fd in (answer_read, err_read):
             os.set_blocking(fd, False)
-        started._answer_fd = answer_read
+        started._answer_fd, started._err_fd = answer_read, err_read
         started._fds = {answer_read: [], err_read: []}
         started._open = {answer_read, err_read}
         return started
@@ -163,9 +163,8 @@ class StartedHandler:
                 if remaining <= 0 or not selector.select(remaining):
                     return
                 self.pump()
-                for key in list(selector.get_map().values()):
-                    if key.fd not in self._open:
-                        selector.unregister(key.fd)
+                for fd in set(selector.get_map()) - self._open:
+                    selector.unregister(fd)
 
     def _learn_pid(self) -> bytes:
         """The answer read so far, without the pid a zygote child writes first (kept in `self.pid`)."""
@@ -200,37 +199,36 @@ class StartedHandler:
             return self._result
         self._wait()
         timed_out = bool(self._open)
-        answer_bytes = self._learn_pid()
-        if timed_out and self.pid:
-            _kill_group(self.pid)
-        exit_code = None
-        if not self.via_zygote:
-            exit_code = os.waitstatus_to_exitcode(os.waitpid(self.pid, 0)[1])
-        stderr = b"".join(next(chunks for fd, chunks in self._fds.items() if fd != self._answer_fd))
-        for fd in self._fds:
-            os.close(fd)
-        self._open.clear()
+        answer_bytes, exit_code = self._finish(kill=timed_out)
         try:
             answer = json.loads(answer_bytes) if not timed_out else None
         except ValueError:
             answer = None
-        self._result = _outcome(answer, stderr.decode("utf-8", "replace"), exit_code, timed_out, self.timeout)
+        stderr = b"".join(self._fds[self._err_fd]).decode("utf-8", "replace")
+        self._result = _outcome(answer, stderr, exit_code, timed_out, self.timeout)
         return self._result
 
     def cancel(self) -> None:
         """Kill a handler whose outcome nobody will ask for (an interrupted run)."""
         if self._result is None and self._fds:
             self.pump()
-            self._learn_pid()
-            if self.pid:
-                _kill_group(self.pid)
-                if not self.via_zygote:
-                    with contextlib.suppress(ChildProcessError):
-                        os.waitpid(self.pid, 0)
-            for fd in self._fds:
-                os.close(fd)
-            self._open.clear()
+            self._finish(kill=True)
             self._result = HandlerOutcome(ok=False, error="cancelled")
+
+    def _finish(self, *, kill: bool) -> tuple[bytes, int | None]:
+        """Kill the child's process group if asked, reap a child we forked ourselves, close the pipes; return the
+        answer read and the exit code (None when the zygote forked the child: it reaps its own)."""
+        answer = self._learn_pid()
+        if kill and self.pid:
+            _kill_group(self.pid)
+        exit_code = None
+        if not self.via_zygote and self.pid:
+            with contextlib.suppress(ChildProcessError):
+                exit_code = os.waitstatus_to_exitcode(os.waitpid(self.pid, 0)[1])
+        for fd in self._fds:
+            os.close(fd)
+        self._open.clear()
+        return answer, exit_code
 
 
 def _run_spawned(request: dict[str, Any], project_root: Path, timeout: float) -> Answer:
