@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict
 from open_agent_compiler.compiler.dialects import get_dialect
 from open_agent_compiler.model.core.capabilities import Capabilities
 from open_agent_compiler.model.core.evaluator import EvaluationContext, EvaluatorResult
+from open_agent_compiler.model.core.mock import MockResponse
 from open_agent_compiler.model.core.test_model import CapabilityTest, ToolTest
 from open_agent_compiler.model.hashing import digest, digest_bytes
 from open_agent_compiler.model.registry import ResolvedConfig
@@ -117,24 +118,32 @@ def run_capability_test(case: TestCase, resolved: ResolvedConfig, settings: RunS
                     started=started)
 
 
+def _mock_of(case: TestCase, resolved: ResolvedConfig) -> tuple[MockResponse | None, str | None]:
+    """The mock a tool test answers from (None: its real handler) and where that mock came from."""
+    assert case.tool is not None
+    profile = resolved.mock_profiles.get(case.mock_profile) if case.mock_profile else None
+    return resolve_mock(case.tool.name, case.tool.mock, profile)
+
+
+def _handler_args(case: TestCase, settings: RunSettings) -> dict[str, Any]:
+    assert case.tool is not None
+    return {"tool": case.tool, "payload": dict(case.test.input), "project_root": settings.project_root,
+            "timeout": settings.timeout}
+
+
 def handler_call(case: TestCase, resolved: ResolvedConfig, settings: RunSettings) -> dict[str, Any] | None:
     """The real handler a tool test would run (its `start_handler` arguments), or None when it answers from a
     mock or --hermetic forbids it."""
-    if case.kind != "tool" or case.tool is None or settings.hermetic:
+    if case.kind != "tool" or case.tool is None or settings.hermetic or _mock_of(case, resolved)[0] is not None:
         return None
-    profile = resolved.mock_profiles.get(case.mock_profile) if case.mock_profile else None
-    if resolve_mock(case.tool.name, case.tool.mock, profile)[0] is not None:
-        return None
-    return {"tool": case.tool, "payload": dict(case.test.input), "project_root": settings.project_root,
-            "timeout": settings.timeout}
+    return _handler_args(case, settings)
 
 
 def run_tool_test(case: TestCase, resolved: ResolvedConfig, settings: RunSettings,
                   handler: StartedHandler | None = None) -> TestOutcome:
     started = time.perf_counter()
     assert isinstance(case.test, ToolTest) and case.tool is not None
-    profile = resolved.mock_profiles.get(case.mock_profile) if case.mock_profile else None
-    response, source = resolve_mock(case.tool.name, case.tool.mock, profile)
+    response, source = _mock_of(case, resolved)
     if response is not None:
         try:
             output = MockSession(project_root=settings.project_root).call(case.tool.name, response, dict(case.test.input))
@@ -147,10 +156,7 @@ def run_tool_test(case: TestCase, resolved: ResolvedConfig, settings: RunSetting
         return TestOutcome(status="fail", score=0.0, evidence=(failure,), duration_s=time.perf_counter() - started,
                            mock_source=source)
     else:
-        if handler is None:
-            handler = start_handler(case.tool, dict(case.test.input), project_root=settings.project_root,
-                                    timeout=settings.timeout)
-        handled = handler.outcome()
+        handled = (handler or start_handler(**_handler_args(case, settings))).outcome()
         if not handled.ok:
             failure = _check("handler", False, handled.error)
             return TestOutcome(status="fail", score=0.0, evidence=(failure,), duration_s=time.perf_counter() - started,
