@@ -96,39 +96,10 @@ class TestPlan:
         _PLANS[self.run_id] = self
 
     def _keys(self, cache_path: Path) -> dict[str, str]:
-        """test_id → key: looked up for agents whose scope is unchanged since the last run, else computed."""
+        """test_id → key: from the key cache for agents whose scope is unchanged since the last run, else computed."""
         cache = load_key_cache(cache_path)
-        profiles: dict[str, str] = {}
-        by_agent: dict[str | None, list[TestCase]] = {}
-        for case in self.cases:
-            by_agent.setdefault(case.found_in, []).append(case)
-        keys: dict[str, str] = {}
-        for agent in self.resolved.agents:
-            cases = by_agent.pop(agent.slot, [])
-            if not cases:
-                continue
-            names = {case.mock_profile for case in cases if case.mock_profile}
-            for name in names:
-                if name not in profiles:  # (`names - profiles.keys()` would copy every key, once per agent)
-                    profiles[name] = digest(self.resolved.mock_profiles[name])
-            scope = cache.scope(agent, self.artifact_digests.get(agent.compiled_name), {n: profiles[n] for n in names},
-                                self.options.dialect, self.options.variant)
-            known = cache.lookup(scope)
-            kept = {}
-            for case in cases:
-                key = known.get(case.test_id)
-                if key is None:
-                    parts = self.parts_of(case.test_id)
-                    key = parts.key()
-                    if not parts.files:
-                        kept[case.test_id] = key
-                else:
-                    kept[case.test_id] = key
-                keys[case.test_id] = key
-            cache.keep(scope, kept)
-        for cases in by_agent.values():  # not found through any agent (none today): keyed afresh
-            for case in cases:
-                keys[case.test_id] = self.parts_of(case.test_id).key()
+        keys = cache.keys(self.cases, self.resolved, self.artifact_digests, self.options.dialect, self.options.variant,
+                          self.parts_of)
         save_key_cache(cache_path, cache)
         return keys
 

@@ -29,9 +29,9 @@ class TestCase(BaseModel):
     target_name: str  # compiled agent name, or tool name
     where: str
     test: CapabilityTest | ToolTest | AgentTest
+    found_in: str  # slot of the first agent this test was found through (tool tests included)
     slot: str | None = None
     tool: ToolDefinition | None = None
-    found_in: str | None = None  # slot of the first agent this test was found through (tool tests included)
 
     @property
     def mock_profile(self) -> str | None:

@@ -9,10 +9,12 @@ callable mocks) are always keyed afresh: a file can change, or a module search f
 definition changes. The scope also covers the source of the code that computes keys.
 """
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 
 from open_agent_compiler.model.hashing import digest, source_fingerprint
-from open_agent_compiler.model.registry import ResolvedAgent
+from open_agent_compiler.model.registry import ResolvedAgent, ResolvedConfig
+from open_agent_compiler.testing.discovery import TestCase
+from open_agent_compiler.testing.keys import KeyParts
 
 _FINGERPRINT: str | None = None
 
@@ -47,3 +49,36 @@ class KeyCache:
     @property
     def changed(self) -> bool:
         return self.kept != self.entries
+
+    def keys(self, cases: Sequence[TestCase], resolved: ResolvedConfig, artifact_digests: Mapping[str, str],
+             dialect: str, variant: str | None, parts_of: Callable[[str], KeyParts]) -> dict[str, str]:
+        """test id → key for `cases` (discovered from `resolved`): looked up where the agent a test was found
+        through kept its scope, else `parts_of(test_id).key()`. Remembers what to keep for the next run."""
+        by_agent: dict[str, list[TestCase]] = {}
+        for case in cases:
+            by_agent.setdefault(case.found_in, []).append(case)
+        profiles: dict[str, str] = {}
+        keys: dict[str, str] = {}
+        for agent in resolved.agents:
+            found = by_agent.get(agent.slot, [])
+            if not found:
+                continue
+            names = {case.mock_profile for case in found if case.mock_profile}
+            for name in names:
+                if name not in profiles:  # (`names - profiles.keys()` would copy every key, once per agent)
+                    profiles[name] = digest(resolved.mock_profiles[name])
+            scope = self.scope(agent, artifact_digests.get(agent.compiled_name), {n: profiles[n] for n in names},
+                               dialect, variant)
+            known = self.lookup(scope)
+            kept: dict[str, str] = {}
+            for case in found:
+                key = known.get(case.test_id)
+                if key is None:
+                    parts = parts_of(case.test_id)
+                    key = parts.key()
+                    if parts.files:  # keyed afresh every run
+                        keys[case.test_id] = key
+                        continue
+                keys[case.test_id] = kept[case.test_id] = key
+            self.keep(scope, kept)
+        return keys
