@@ -1,24 +1,13 @@
 """A memo of rendered agent files, so an unchanged agent is not rendered again (YAML emitting dominates compile).
 
 Keys cover everything an agent's file is derived from (the dialect passes its render input: the resolved agent
-and its subagents' descriptions) plus the dialect and a fingerprint of the compiler's own source, so a changed
-compiler never serves old bytes. The caller owns persistence.
+and its subagents' descriptions) plus the dialect and a fingerprint of the compiler's and the model's source, so
+changed code never serves old bytes. The caller owns persistence.
 """
 
 from collections.abc import Callable
 
 from open_agent_compiler.model.hashing import digest, source_fingerprint
-
-_FINGERPRINT: str | None = None
-
-
-def compiler_fingerprint() -> str:
-    """Digest of the compiler's and the model's source (rendering reads model properties too): any edit to
-    either invalidates every memo entry."""
-    global _FINGERPRINT
-    if _FINGERPRINT is None:
-        _FINGERPRINT = source_fingerprint("compiler", "model")
-    return _FINGERPRINT
 
 
 class RenderMemo:
@@ -30,7 +19,9 @@ class RenderMemo:
         self.added = 0
 
     def render(self, dialect: str, render_input: object, render: Callable[[], bytes]) -> bytes:
-        key = digest([compiler_fingerprint(), dialect, render_input])
+        # the compiler's and the model's source (rendering reads model properties too): editing either
+        # invalidates every entry
+        key = digest([source_fingerprint("compiler", "model"), dialect, render_input])
         self.used.add(key)
         content = self.entries.get(key)
         if content is None:

@@ -1,6 +1,7 @@
 """Stable content digests (xxh3-128) of definitions and bytes."""
 
 import json
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -40,8 +41,9 @@ def digest_model(model: BaseModel, exclude: set[str] | None = None) -> str:
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent
 
 
+@cache
 def source_fingerprint(*subpackages: str) -> str:
-    """Digest of the source of this package's `subpackages` (recursively): a cache of what that code computes
-    keys on it, so editing or upgrading the code never serves an old result."""
+    """Digest of the source of this package's `subpackages` (recursively), read once per process: a cache of
+    what that code computes keys on it, so editing or upgrading the code never serves an old result."""
     files = sorted(path for name in subpackages for path in (PACKAGE_ROOT / name).rglob("*.py"))
     return digest([(path.relative_to(PACKAGE_ROOT).as_posix(), digest_bytes(path.read_bytes())) for path in files])

@@ -12,18 +12,9 @@ definition changes. The scope also covers the source of the code that computes k
 from collections.abc import Callable, Mapping, Sequence
 
 from open_agent_compiler.model.hashing import digest, source_fingerprint
-from open_agent_compiler.model.registry import ResolvedAgent, ResolvedConfig
+from open_agent_compiler.model.registry import ResolvedConfig
 from open_agent_compiler.testing.discovery import TestCase
 from open_agent_compiler.testing.keys import KeyParts
-
-_FINGERPRINT: str | None = None
-
-
-def key_code_fingerprint() -> str:
-    global _FINGERPRINT
-    if _FINGERPRINT is None:
-        _FINGERPRINT = source_fingerprint("model", "testing")
-    return _FINGERPRINT
 
 
 class KeyCache:
@@ -32,19 +23,6 @@ class KeyCache:
     def __init__(self, entries: Mapping[str, Mapping[str, str]] | None = None) -> None:
         self.entries = {scope: dict(keys) for scope, keys in (entries or {}).items()}
         self.kept: dict[str, dict[str, str]] = {}
-
-    @staticmethod
-    def scope(agent: ResolvedAgent, artifact_digest: str | None, profile_digests: Mapping[str, str],
-              dialect: str, variant: str | None) -> str:
-        return digest([key_code_fingerprint(), agent.content_digest(), artifact_digest, sorted(profile_digests.items()),
-                       dialect, variant])
-
-    def lookup(self, scope: str) -> dict[str, str]:
-        return self.entries.get(scope, {})
-
-    def keep(self, scope: str, keys: dict[str, str]) -> None:
-        """The keys this run holds for `scope` (what `lookup` gave plus what was computed afresh)."""
-        self.kept[scope] = keys
 
     @property
     def changed(self) -> bool:
@@ -67,9 +45,10 @@ class KeyCache:
             for name in names:
                 if name not in profiles:  # (`names - profiles.keys()` would copy every key, once per agent)
                     profiles[name] = digest(resolved.mock_profiles[name])
-            scope = self.scope(agent, artifact_digests.get(agent.compiled_name), {n: profiles[n] for n in names},
-                               dialect, variant)
-            known = self.lookup(scope)
+            scope = digest([source_fingerprint("model", "testing"), agent.content_digest(),
+                            artifact_digests.get(agent.compiled_name), sorted((n, profiles[n]) for n in names),
+                            dialect, variant])
+            known = self.entries.get(scope, {})
             kept: dict[str, str] = {}
             for case in found:
                 key = known.get(case.test_id)
@@ -80,5 +59,5 @@ class KeyCache:
                         keys[case.test_id] = key
                         continue
                 keys[case.test_id] = kept[case.test_id] = key
-            self.keep(scope, kept)
+            self.kept[scope] = kept
         return keys
