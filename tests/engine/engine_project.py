@@ -111,6 +111,14 @@ class Project:
     def __init__(self, root: Path) -> None:
         self.root = root
 
+    @classmethod
+    def of(cls, root: Path, files: dict[str, str]) -> "Project":
+        """A scratch project at `root` holding `files` (relative path → text)."""
+        proj = cls(root)
+        for relative, text in files.items():
+            proj.write(relative, text)
+        return proj
+
     def write(self, relative: str, text: str) -> Path:
         path = self.root / relative
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -149,11 +157,8 @@ class Project:
 
 @pytest.fixture
 def project(tmp_path: Path) -> Project:
-    proj = Project(tmp_path / "proj")
-    proj.write("agents.py", PROJECT_AGENTS)
-    proj.write("handlers/lookup.py", HANDLER)
-    proj.write("mockmod.py", MOCKMOD)
-    return proj
+    return Project.of(tmp_path / "proj", {"agents.py": PROJECT_AGENTS, "handlers/lookup.py": HANDLER,
+                                          "mockmod.py": MOCKMOD})
 
 
 @pytest.fixture

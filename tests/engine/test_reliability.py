@@ -62,10 +62,7 @@ def start_blocked_run(slow: Project, tmp_path, block_at: int, **popen) -> subpro
 
 @pytest.fixture
 def slow(tmp_path) -> Project:
-    proj = Project(tmp_path / "slow")
-    proj.write("agents.py", SLOW_TOOLS)
-    proj.write("slow.py", SLOW)
-    return proj
+    return Project.of(tmp_path / "slow", {"agents.py": SLOW_TOOLS, "slow.py": SLOW})
 
 
 def test_eight_concurrent_runs_share_one_project(project: Project) -> None:

@@ -80,10 +80,7 @@ class Real(ScriptTool[XIn, YOut]):
 
 @pytest.fixture
 def tools(tmp_path) -> Project:
-    proj = Project(tmp_path / "tools")
-    proj.write("agents.py", TOOLS)
-    proj.write("handlers.py", HANDLERS)
-    return proj
+    return Project.of(tmp_path / "tools", {"agents.py": TOOLS, "handlers.py": HANDLERS})
 
 
 def line_for(output: str, name: str) -> str:
@@ -207,9 +204,7 @@ class H{i}(ScriptTool[Io, Io]):
 
 @pytest.mark.parametrize("jobs", ["1", "2"])
 def test_every_handler_runs_exactly_once_however_many_start_early(tmp_path, jobs: str) -> None:
-    proj = Project(tmp_path / "counted")
-    proj.write("agents.py", COUNTED)
-    proj.write("counted.py", COUNTED_HANDLERS)
+    proj = Project.of(tmp_path / "counted", {"agents.py": COUNTED, "counted.py": COUNTED_HANDLERS})
     done = proj.test("-n", jobs)
     assert summary_line(done.stdout) == SUMMARY.format(8, 8, 0, 0, 0)
     assert sorted(proj.executions()) == [f"h{i}" for i in range(8)]
