@@ -27,7 +27,7 @@ def print_report(report: WriteReport, verbose: bool) -> None:
         return os.path.join(report.target, rel)
 
     for rel in report.written:
-        click.echo(f"{wrote} {shown(rel)}")
+        click.echo(f"{wrote} {shown(rel)}" + (" (taken over: --adopt)" if rel in report.adopted else ""))
     for rel in report.removed:
         click.echo(f"{removed} {shown(rel)}")
     for kept in report.kept:
@@ -52,21 +52,24 @@ def print_report(report: WriteReport, verbose: bool) -> None:
 @click.option("--clean", is_flag=True,
               help="Take back what earlier compiles wrote for these dialects (only files still unchanged) and "
                    "write nothing.")
+@click.option("--adopt", is_flag=True,
+              help="Take over files at compiled paths that oac did not write (e.g. after a fresh clone) or that "
+                   "were edited since: they are overwritten. Symbolic links are still left alone.")
 @click.option("--dry-run", is_flag=True, help="Check and report, change nothing.")
 @click.option("-v", "--verbose", is_flag=True, help="Also list unchanged files.")
 @one_line_errors
 def compile_command(factory: str, config_name: str, target: Path, dialects: tuple[str, ...], clean: bool,
-                    dry_run: bool, verbose: bool) -> None:
+                    adopt: bool, dry_run: bool, verbose: bool) -> None:
     """Compile config --config of FACTORY (module:callable returning an AgentRegistry) into --target.
 
     Only files oac wrote are ever replaced or removed; user files, settings keys and rules stay.
     """
     resolved = load_registry(factory).resolve_config(config_name)
     outputs = [get_dialect(name).compile(resolved, source_root=Path.cwd()) for name in dialect_names(dialects)]
-    previews = [write_output(o, target, dialect=o.dialect, clean=clean, dry_run=True) for o in outputs]
+    previews = [write_output(o, target, dialect=o.dialect, clean=clean, dry_run=True, adopt=adopt) for o in outputs]
     if dry_run:
         for report in previews:
             print_report(report, verbose)
         return
     for output in outputs:
-        print_report(write_output(output, target, dialect=output.dialect, clean=clean), verbose)
+        print_report(write_output(output, target, dialect=output.dialect, clean=clean, adopt=adopt), verbose)

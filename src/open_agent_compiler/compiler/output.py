@@ -24,13 +24,15 @@ def check_output_path(path: str, what: str) -> str:
 
 
 class CompiledFile(BaseModel):
-    """One file we own entirely. `path` is relative to the target directory, POSIX separators."""
+    """One file we own entirely. `path` is relative to the target directory, POSIX separators. `private`:
+    it holds secrets (an MCP server's environment), so it is written 0o600 whatever the umask."""
 
     model_config = ConfigDict(frozen=True)
 
     path: str
     content: bytes
     executable: bool = False
+    private: bool = False
 
 
 class SettingsFragment(BaseModel):

@@ -1,26 +1,30 @@
 """The side-effect edge: put a `CompiledOutput` into a target directory, incrementally and safely.
 
 Rules:
-- Everything is planned and checked first (paths stay inside the target, also through symlinks; user JSON and
-  marked blocks parse); nothing is written if any check fails.
-- A file whose bytes already match is not rewritten (its mtime stays). Writes are atomic (temp file in the
-  same directory, then `os.replace`).
+- Everything is planned and checked first (paths stay inside the target; no symlinked directory on the way;
+  user JSON and marked blocks parse); nothing is written if any check fails.
+- Every file goes through `fsio`: a regular file, written atomically (temp file in the same directory, fsync,
+  rename), with the umask's mode (0o600 for files holding secrets); a symlink at a compiled path is kept.
+- A file whose bytes already match is not rewritten (its mtime stays), and is ours from then on — also on a
+  fresh clone, where the manifest (in the git-ignored `.oac/`) is missing.
 - Only files the manifest says we wrote are ever replaced or removed, and only while they still hold the bytes
-  we wrote; anything else is kept and reported. Symlinks are never followed or replaced.
+  we wrote; anything else is kept and reported, unless `adopt` takes files at compiled paths over.
 - `.claude/settings.json` and `AGENTS.md` are merged: the user's content stays; we replace only our rules or
   our marked block.
 - `clean=True` takes back everything this dialect's manifest lists (same rules) and prunes now-empty
-  directories we created; it writes nothing new.
+  directories we created (real directories only, reached without symlinks); it writes nothing new.
+- Compiles into one target are serialised by a lock in `.oac/`, and the manifest is journaled (see
+  `compiler.manifest`): a compile killed part-way never leaves a file its manifest disowns.
 """
 
 import json
 import os
-import tempfile
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from open_agent_compiler import fsio
 from open_agent_compiler.compiler.blocks import apply_block
 from open_agent_compiler.compiler.manifest import (
     MANIFEST_PATH,
@@ -35,6 +39,8 @@ from open_agent_compiler.compiler.output import CompiledFile, CompiledOutput, ch
 from open_agent_compiler.compiler.settings_merge import merge_permission_rules
 from open_agent_compiler.errors import OacError
 from open_agent_compiler.model.hashing import digest_bytes
+
+LOCK_PATH = ".oac/compile.lock"
 
 
 class Kept(BaseModel):
@@ -54,6 +60,7 @@ class WriteReport(BaseModel):
     unchanged: tuple[str, ...] = ()
     removed: tuple[str, ...] = ()
     kept: tuple[Kept, ...] = ()
+    adopted: tuple[str, ...] = ()  # written over a file oac had not written (or one changed since): `adopt`
 
 
 class _Op(BaseModel):
@@ -62,6 +69,8 @@ class _Op(BaseModel):
     path: str
     data: bytes | None  # None = remove
     executable: bool = False
+    private: bool = False
+    merged: bool = False  # a user's file we merge into: its mode stays
 
 
 NOT_OURS = "not written by oac; left alone"
@@ -70,51 +79,43 @@ LINK = "is a symbolic link; left alone"
 
 
 class _Plan:
-    def __init__(self, root: Path, dialect: str, manifest: Manifest) -> None:
+    def __init__(self, root: Path, dialect: str, manifest: Manifest, adopt: bool = False) -> None:
         self.root = root
-        self.real_root = os.path.realpath(root)
         self.dialect = dialect
+        self.adopt = adopt
         self.old = manifest.dialects.get(dialect, DialectRecord())
         self.others = manifest.files_of_others(dialect)
         self.new = DialectRecord(dirs=list(self.old.dirs))
+        self.confirmed: dict[str, str] = {}  # path → digest of the bytes of ours on disk now (for the journal)
         self.ops: list[_Op] = []
         self.written: list[str] = []
         self.unchanged: list[str] = []
         self.removed: list[str] = []
         self.kept: list[Kept] = []
+        self.adopted: list[str] = []
 
     # checks and reads --------------------------------------------------------------------------------------
-    def inside(self, rel: str) -> Path:
-        """`rel` under the target, refused if it resolves elsewhere (e.g. through a symlinked directory)."""
-        path = self.root / rel
-        real = os.path.realpath(path)
-        if real != self.real_root and not real.startswith(self.real_root + os.sep):
-            raise OacError(f"refusing to write {rel}: it resolves outside the target directory ({real})")
-        return path
+    def entry(self, rel: str) -> fsio.Entry:
+        """What is at `rel`: a file (with its bytes), a symlink, or nothing; anything else is an error, and so
+        is a symlinked directory on the way."""
+        entry = fsio.inspect(self.root, check_output_path(rel, "output path"))
+        if entry.kind not in ("absent", "file", "symbolic link"):
+            raise OacError(f"cannot write {rel}: a {entry.kind} is in the way")
+        return entry
 
-    def dest(self, rel: str) -> Path:
-        return self.inside(check_output_path(rel, "output path"))
-
-    def read(self, rel: str) -> bytes | None:
-        path = self.dest(rel)
-        if path.is_dir() and not path.is_symlink():
-            raise OacError(f"cannot write {rel}: a directory is in the way")
-        try:
-            return path.read_bytes()
-        except FileNotFoundError:
-            return None
-        except OSError as exc:
-            raise OacError(f"cannot read {rel}: {exc.strerror}") from None
-
-    def is_link(self, rel: str) -> bool:
-        return (self.root / rel).is_symlink()
+    def known(self, rel: str) -> set[str]:
+        """Digests of the bytes any dialect wrote (or was writing) at `rel`."""
+        found = set(self.others.get(rel, ()))
+        found.update(d for d in (self.old.files.get(rel), self.old.pending.get(rel)) if d)
+        return found
 
     # planning ----------------------------------------------------------------------------------------------
-    def write(self, rel: str, data: bytes, executable: bool = False) -> None:
-        self.ops.append(_Op(path=rel, data=data, executable=executable))
+    def write(self, rel: str, data: bytes, executable: bool = False, private: bool = False,
+              merged: bool = False) -> None:
+        self.ops.append(_Op(path=rel, data=data, executable=executable, private=private, merged=merged))
         self.written.append(rel)
         for parent in list(PurePosixPath(rel).parents)[:-1]:
-            if not (self.root / parent).exists() and str(parent) not in self.new.dirs:
+            if not (self.root / parent).is_dir() and str(parent) not in self.new.dirs:
                 self.new.dirs.append(str(parent))
 
     def remove(self, rel: str) -> None:
@@ -123,36 +124,43 @@ class _Plan:
 
     def file(self, compiled: CompiledFile) -> None:
         rel = compiled.path
-        current = self.read(rel)
-        ours = self.old.files.get(rel) or self.others.get(rel)
-        if current is not None and self.is_link(rel):
+        entry = self.entry(rel)
+        current = entry.data
+        known = self.known(rel)
+        if entry.kind == "symbolic link":
             self.kept.append(Kept(path=rel, reason=LINK))
-        elif current is None or (ours is not None and digest_bytes(current) == ours and current != compiled.content):
-            self.write(rel, compiled.content, compiled.executable)
-            self.new.files[rel] = digest_bytes(compiled.content)
-        elif ours is None:
-            self.kept.append(Kept(path=rel, reason=NOT_OURS))
-        elif current == compiled.content:
+        elif current == compiled.content:  # also a fresh clone's copy of what we wrote: ours again
             self.unchanged.append(rel)
-            self.new.files[rel] = ours
+            self.new.files[rel] = digest_bytes(current)
+        elif current is None or digest_bytes(current) in known or self.adopt:
+            if current is not None:
+                self.confirmed[rel] = digest_bytes(current)
+                if digest_bytes(current) not in known:
+                    self.adopted.append(rel)
+            self.write(rel, compiled.content, compiled.executable, compiled.private)
+            self.new.files[rel] = digest_bytes(compiled.content)
+        elif not known:
+            self.kept.append(Kept(path=rel, reason=NOT_OURS))
         else:
             self.kept.append(Kept(path=rel, reason=CHANGED))
             if rel in self.old.files:  # still ours: taken back only if its bytes return to what we wrote
                 self.new.files[rel] = self.old.files[rel]
 
-    def stale(self, rel: str, digest: str) -> None:
-        """A file we wrote last time that this compile no longer produces."""
-        current = self.read(rel)
-        if current is None or rel in self.others or self.is_link(rel):
+    def stale(self, rel: str) -> None:
+        """A file we wrote (or were writing) last time that this compile no longer produces."""
+        entry = self.entry(rel)
+        if entry.data is None or rel in self.others:
             return
-        if digest_bytes(current) == digest:
+        current = digest_bytes(entry.data)
+        if current in {self.old.files.get(rel), self.old.pending.get(rel)}:
+            self.confirmed[rel] = current
             self.remove(rel)
         else:
             self.kept.append(Kept(path=rel, reason=CHANGED))
 
-    def linked(self, rel: str) -> bool:
+    def linked(self, rel: str, entry: fsio.Entry) -> bool:
         """A symlink at a merged file's path: kept as it is (our earlier record, if any, stays)."""
-        if not self.is_link(rel):
+        if entry.kind != "symbolic link":
             return False
         self.kept.append(Kept(path=rel, reason=LINK))
         if rel in self.old.settings:
@@ -161,9 +169,27 @@ class _Plan:
             self.new.blocks[rel] = self.old.blocks[rel]
         return True
 
+    def intent(self) -> DialectRecord:
+        """The journal record saved before any file changes: every file of ours on disk now or after this
+        compile, under its current and its new digest; rules, blocks and directories of before and after."""
+        pending = {op.path: digest_bytes(op.data) for op in self.ops if op.data is not None and not op.merged}
+        settings = {}
+        for rel in {**self.old.settings, **self.new.settings}:
+            before, after = self.old.settings.get(rel), self.new.settings.get(rel)
+            rules: dict[str, list[str]] = {}
+            for record in (before, after):
+                for kind, listed in (record.rules if record else {}).items():
+                    rules[kind] = list(dict.fromkeys([*rules.get(kind, []), *listed]))
+            settings[rel] = SettingsRecord(created=(before or after).created, rules=rules)  # type: ignore[union-attr]
+        return DialectRecord(
+            files={**self.old.files, **self.confirmed}, dirs=sorted({*self.old.dirs, *self.new.dirs}),
+            settings=settings, blocks={**self.old.blocks, **self.new.blocks}, pending=pending,
+        )
+
     def settings(self, rel: str, rules: dict[str, tuple[str, ...]]) -> None:
-        raw = self.read(rel)
-        if self.linked(rel):
+        entry = self.entry(rel)
+        raw = entry.data
+        if self.linked(rel, entry):
             return
         existing: Any = None
         if raw is not None:
@@ -183,13 +209,14 @@ class _Plan:
         if merged == existing:
             self.unchanged.append(rel)
         else:
-            self.write(rel, render_json(merged))
+            self.write(rel, render_json(merged), merged=True)
         if owned:
             self.new.settings[rel] = SettingsRecord(created=created, rules=owned)
 
     def block(self, rel: str, marker: str, content: str | None) -> None:
-        raw = self.read(rel)
-        if self.linked(rel):
+        entry = self.entry(rel)
+        raw = entry.data
+        if self.linked(rel, entry):
             return
         try:
             text = None if raw is None else raw.decode("utf-8")
@@ -204,25 +231,24 @@ class _Plan:
             self.remove(rel)
             return
         if updated != text:
-            self.write(rel, updated.encode("utf-8"))
+            self.write(rel, updated.encode("utf-8"), merged=True)
         elif content is not None:
             self.unchanged.append(rel)
         if content is not None:
             self.new.blocks[rel] = BlockRecord(created=created, marker=marker)
 
 
-def _plan(output: CompiledOutput, root: Path, manifest: Manifest, clean: bool) -> _Plan:
-    plan = _Plan(root, output.dialect, manifest)
-    plan.inside(MANIFEST_PATH)
+def _plan(output: CompiledOutput, root: Path, manifest: Manifest, clean: bool, adopt: bool) -> _Plan:
+    plan = _Plan(root, output.dialect, manifest, adopt)
     files = () if clean else output.files
     settings = {} if clean else {fragment.path: fragment.rules() for fragment in output.settings}
     blocks = {} if clean else {block.path: block for block in output.blocks}
     for compiled in files:
         plan.file(compiled)
     produced = {compiled.path for compiled in files}
-    for rel, digest in plan.old.files.items():
-        if rel not in produced:
-            plan.stale(rel, digest)
+    for rel in {**plan.old.files, **plan.old.pending}:
+        if rel not in produced and rel not in plan.old.settings and rel not in plan.old.blocks:
+            plan.stale(rel)
     for rel in {**plan.old.settings, **settings}:
         plan.settings(rel, settings.get(rel, {}))
     for rel, record in plan.old.blocks.items():
@@ -233,40 +259,41 @@ def _plan(output: CompiledOutput, root: Path, manifest: Manifest, clean: bool) -
     return plan
 
 
-def _atomic_write(path: Path, data: bytes, executable: bool) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".oac-tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(temp, 0o755 if executable else 0o644)
-        os.replace(temp, path)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
-
-
 def _prune(root: Path, dirs: list[str]) -> list[str]:
-    """Remove the directories we created that are now empty, deepest first; return those still there."""
+    """Remove the directories we created that are now empty, deepest first; return those still there. Only
+    real directories reached without symlinks are removed (fsio)."""
     left = []
     for rel in sorted(dirs, key=lambda d: d.count("/"), reverse=True):
-        path = root / rel
-        if path.is_dir() and not path.is_symlink() and not any(path.iterdir()):
-            path.rmdir()
-        elif path.is_dir():
+        if not fsio.remove_empty_dir(root, rel):
             left.append(rel)
     return sorted(left)
 
 
+def _save(root: Path, manifest: Manifest) -> None:
+    fsio.write_file(root, MANIFEST_PATH, dump_manifest(manifest), fixed_temp=True)
+
+
+def _recover(root: Path, manifest: Manifest) -> None:
+    """Remove temp files a killed compile left next to any file the manifest lists (we hold the lock, so no
+    other compile is writing them now)."""
+    fsio.remove_leftover_temp(root, MANIFEST_PATH)
+    for record in manifest.dialects.values():
+        for rel in {*record.files, *record.pending, *record.settings, *record.blocks}:
+            fsio.remove_leftover_temp(root, rel)
+
+
 def _apply(plan: _Plan, manifest: Manifest) -> None:
+    """Journal, write, commit."""
     root = plan.root
+    if plan.ops:
+        manifest.dialects[plan.dialect] = plan.intent()
+        _save(root, manifest)
     for op in plan.ops:
         if op.data is None:
-            (root / op.path).unlink(missing_ok=True)
+            fsio.remove_file(root, op.path)
         else:
-            _atomic_write(root / op.path, op.data, op.executable)
+            fsio.write_file(root, op.path, op.data, executable=op.executable, private=op.private,
+                            keep_mode=op.merged, fixed_temp=True)
     manifest.dialects[plan.dialect] = plan.new
     # A directory one dialect created may be emptied by another (shared scripts): prune across all records.
     left = set(_prune(root, sorted({d for record in manifest.dialects.values() for d in record.dirs})))
@@ -274,36 +301,42 @@ def _apply(plan: _Plan, manifest: Manifest) -> None:
         record.dirs = [d for d in record.dirs if d in left]
         if record.is_empty():
             del manifest.dialects[name]
-    manifest_path = root / MANIFEST_PATH
     if manifest.dialects:
         data = dump_manifest(manifest)
-        if not manifest_path.is_file() or manifest_path.read_bytes() != data:
-            _atomic_write(manifest_path, data, False)
-    elif manifest_path.exists():
-        manifest_path.unlink()
-        if not any(manifest_path.parent.iterdir()):
-            manifest_path.parent.rmdir()
+        if fsio.inspect(root, MANIFEST_PATH).data != data:
+            _save(root, manifest)
+    else:
+        fsio.remove_file(root, MANIFEST_PATH)
 
 
 def write_output(
     output: CompiledOutput, target_dir: str | os.PathLike[str], *, dialect: str, clean: bool = False,
-    dry_run: bool = False,
+    dry_run: bool = False, adopt: bool = False,
 ) -> WriteReport:
-    """Write (or with `clean`, take back) `output` under `target_dir`. `dry_run` plans and checks only."""
+    """Write (or with `clean`, take back) `output` under `target_dir`. `dry_run` plans and checks only;
+    `adopt` takes over files at compiled paths that oac did not write or that were changed since."""
     if output.dialect != dialect:
         raise ValueError(f"output is for dialect {output.dialect!r}, not {dialect!r}")
     root = Path(target_dir)
     if root.exists() and not root.is_dir():
         raise OacError(f"target {root} exists and is not a directory")
-    manifest = load_manifest(root)
-    plan = _plan(output, root, manifest, clean)
-    if not dry_run:
+    if dry_run:
+        plan = _plan(output, root, load_manifest(root), clean, adopt)
+    else:
         try:
             root.mkdir(parents=True, exist_ok=True)
-            _apply(plan, manifest)
         except OSError as exc:
-            raise OacError(f"cannot update {exc.filename or root}: {exc.strerror}") from None
+            raise OacError(f"cannot create target {root}: {exc.strerror}") from None
+        try:
+            with fsio.exclusive_lock(root, LOCK_PATH):
+                manifest = load_manifest(root)
+                _recover(root, manifest)
+                plan = _plan(output, root, manifest, clean, adopt)
+                _apply(plan, manifest)
+        finally:  # leave no empty `.oac/` behind (the lock file is gone; a concurrent compile's stays)
+            fsio.remove_empty_dir(root, ".oac")
     return WriteReport(
         dialect=dialect, target=str(root), dry_run=dry_run, written=tuple(plan.written),
         unchanged=tuple(plan.unchanged), removed=tuple(plan.removed), kept=tuple(plan.kept),
+        adopted=tuple(plan.adopted),
     )
