@@ -104,7 +104,8 @@ class FileDialect:
                 memo: RenderMemo | None = None) -> CompiledOutput:
         descriptions = agent_descriptions(resolved)
         files = [
-            CompiledFile(path=self.agent_path(agent.compiled_name), content=self._agent_file(agent, descriptions, memo))
+            CompiledFile(path=self.agent_path(agent.compiled_name), content=self._agent_file(agent, descriptions, memo),
+                         private=any(server.environment for server in agent.definition.mcp_servers))  # tokens: 0600
             for agent in resolved.agents
         ]
         files += skill_files(resolved, self.skills_dir)

@@ -33,6 +33,8 @@ def check_relative_path(value: str, what: str) -> str:
         raise UnsafeNameError(f"unsafe {what} {value!r}: must be a non-empty relative path")
     if value.startswith(("/", "~")) or ".." in relative_parts(value):
         raise UnsafeNameError(f"unsafe {what} {value!r}: must stay inside the target directory")
+    if not relative_parts(value) or value.endswith("/"):  # ".", "./", "a/": a directory, not a file
+        raise UnsafeNameError(f"unsafe {what} {value!r}: must name a file inside the target directory")
     if _CONTROL.search(value):
         raise UnsafeNameError(f"unsafe {what} {value!r}: control characters are not allowed")
     return value

@@ -138,6 +138,7 @@ class AgentRegistry:
     def create_compilation_config(self, config: CompilationConfig) -> str:
         if config.name in self._configs:
             raise RegistryError(f"compilation config {config.name!r} is already registered")
+        check_segment(config.name, "compilation config name")  # it names a directory under .oac/build
         check_postfix(config.postfix)
         template = self._templates.get(config.template_name)
         if template is None:

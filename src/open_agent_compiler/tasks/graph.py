@@ -31,6 +31,7 @@ from open_agent_compiler.tasks.backend import OacStateDB
 from open_agent_compiler.tasks.build_sync import sync_build
 from open_agent_compiler.tasks.memo_store import load_key_cache, load_memo, save_key_cache, save_memo
 from open_agent_compiler.tasks.settings import TestOptions
+from open_agent_compiler.tasks.state_paths import check_state_paths
 
 TEST_GROUP = "test"
 COMPILE_GROUP = "oac_compile"
@@ -59,6 +60,7 @@ class TestPlan:
     __test__ = False
 
     def __init__(self, options: TestOptions) -> None:
+        check_state_paths(options)  # every place the run writes is usable, before anything runs
         self.options = options
         self.run_id = uuid.uuid4().hex
         root = options.root

@@ -1,10 +1,11 @@
 """JUnit XML from a run's tally, for CI systems that display it."""
 
-import os
-import tempfile
+import io
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
+
+from open_agent_compiler import fsio
 
 
 def write_junit(path: Path, tally: Any) -> None:
@@ -17,8 +18,8 @@ def write_junit(path: Path, tally: Any) -> None:
             ET.SubElement(case, "failure", message=message[:1000]).text = message
         elif status in ("skipped", "not_runnable"):
             ET.SubElement(case, "skipped", message=f"{status}: {message}"[:1000])
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".junit-", suffix=".xml")
-    with os.fdopen(fd, "wb") as handle:
-        ET.ElementTree(suite).write(handle, encoding="utf-8", xml_declaration=True)
-    os.replace(tmp, path)
+    buffer = io.BytesIO()
+    ET.ElementTree(suite).write(buffer, encoding="utf-8", xml_declaration=True)
+    # a regular file with the umask's mode, atomically; a symlink, directory or device at `path` is refused
+    root = fsio.trusted_root(path)
+    fsio.write_file(root, str(path), buffer.getvalue(), show=str(path))

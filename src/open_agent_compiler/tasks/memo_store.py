@@ -1,37 +1,46 @@
 """Persist the engine's caches under `.oac/` between runs: the compiler's render memo and the test-key cache.
 
-Both are caches: unreadable means empty, and a write replaces the file atomically (concurrent runs simply race
-to the same content).
+Both are caches, and a cache is only used once verified: each file starts with the xxh3-128 digest of the
+rest, and a file whose digest does not match (damaged, edited, truncated) is a miss with one warning; a file
+that is missing or not a regular file is a miss. Writes go through `fsio` (atomic, never through a symlink
+planted in `.oac/`; concurrent runs simply race to the same content). `oac compile` never reads these.
 """
 
 import json
-import os
-import tempfile
+import sys
 from pathlib import Path
 from typing import Any
 
+from open_agent_compiler import fsio
 from open_agent_compiler.compiler.render_memo import RenderMemo
+from open_agent_compiler.model.hashing import digest_bytes
 from open_agent_compiler.testing.key_cache import KeyCache
 
 
 def _read_entries(path: Path) -> dict[str, Any]:
     try:
-        entries = json.loads(path.read_text(encoding="utf-8"))["entries"]
-    except (OSError, ValueError, KeyError, TypeError):
+        entry = fsio.inspect(fsio.trusted_root(path), str(path))
+    except fsio.OacError:
+        return {}  # unreachable without following a symlink: a miss (writing it back says why, in one line)
+    if entry.data is None:
+        return {}
+    head, newline, payload = entry.data.partition(b"\n")
+    if not newline or digest_bytes(payload) != head.decode("ascii", "replace"):
+        if not entry.data.startswith(b"{"):  # a cache from before digests were stored is silently rebuilt
+            print(f"oac: warning: {path} failed its integrity check; ignored (it is rebuilt)", file=sys.stderr)
+        return {}
+    try:
+        entries = json.loads(payload)["entries"]
+    except (ValueError, KeyError, TypeError):
         return {}
     return entries if isinstance(entries, dict) else {}
 
 
 def _write_entries(path: Path, entries: dict[str, Any]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:  # dumps: one C-encoded string, not chunks
-            handle.write(json.dumps({"entries": entries}, separators=(",", ":")))
-        os.replace(temp, path)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
+    payload = json.dumps({"entries": entries}, separators=(",", ":")).encode()  # one C-encoded string
+    # not fsynced: a cache torn by a crash fails its digest and is rebuilt
+    fsio.write_file(fsio.trusted_root(path), str(path), digest_bytes(payload).encode() + b"\n" + payload,
+                    durable=False, show=str(path))
 
 
 def load_memo(path: Path) -> RenderMemo:

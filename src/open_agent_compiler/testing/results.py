@@ -11,7 +11,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from open_agent_compiler.errors import ResultsError
+from open_agent_compiler import fsio
+from open_agent_compiler.errors import OacError, ResultsError
 from open_agent_compiler.model.core.evaluator import EvaluatorResult
 
 Status = Literal["pass", "fail", "skipped", "not_runnable"]
@@ -83,11 +84,12 @@ class ResultsLog:
 
     def _open(self) -> int:
         if self._fd is None:
+            # a regular file only (umask's mode), reached without symlinks below `.oac/`'s project (fsio)
+            path = Path(os.path.abspath(self.path))
             try:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-                self._fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
-            except OSError as exc:
-                raise ResultsError(f"cannot open results file {self.path}: {exc.strerror}") from None
+                self._fd = fsio.open_append(fsio.trusted_root(path), str(path), show=str(self.path))
+            except OacError as exc:
+                raise ResultsError(f"cannot open results file {self.path}: {exc}") from None
         return self._fd
 
     def append(self, record: TestRecord) -> None:
