@@ -7,7 +7,8 @@ import click
 
 from open_agent_compiler.cli.errors import one_line_errors
 from open_agent_compiler.compiler.dialects import DEFAULT_DIALECT, DIALECTS, get_dialect
-from open_agent_compiler.compiler.writer import WriteReport, write_output
+from open_agent_compiler.compiler.manifest import MANIFEST_PATH
+from open_agent_compiler.compiler.writer import NOT_OURS, WriteReport, write_output
 from open_agent_compiler.model.factory import load_registry
 
 ALL = "all"
@@ -35,6 +36,9 @@ def print_report(report: WriteReport, verbose: bool) -> None:
     if verbose:
         for rel in report.unchanged:
             click.echo(f"unchanged {shown(rel)}")
+    if any(kept.reason == NOT_OURS for kept in report.kept):
+        click.echo(f"oac compile: files at compiled paths were not written by oac (after a fresh clone, when "
+                   f"{MANIFEST_PATH} is not committed?); --adopt takes them over", err=True)
     click.echo(
         f"oac compile: {report.dialect} -> {report.target}: written={len(report.written)} "
         f"unchanged={len(report.unchanged)} removed={len(report.removed)} kept={len(report.kept)}"
