@@ -248,3 +248,24 @@ def test_a_truncated_cache_is_a_miss(tmp_path: Path) -> None:
     save_key_cache(path, cache)
     path.write_bytes(path.read_bytes()[:-3])
     assert load_key_cache(path).entries == {}
+
+
+def test_build_sync_never_writes_through_a_planted_symlink(tmp_path: Path) -> None:
+    from open_agent_compiler.tasks.build_sync import sync_build
+
+    project, outside = tmp_path / "project", tmp_path / "outside"
+    (project / ".oac").mkdir(parents=True)
+    outside.mkdir()
+    (project / ".oac" / "build").symlink_to(outside)
+    with pytest.raises(OacError, match=r"\.oac/build is a symbolic link"):
+        sync_build({"a.md": b"x"}, project / ".oac" / "build" / "c" / "d", {})
+    assert list(outside.iterdir()) == []
+    (project / ".oac" / "build").unlink()
+    build = project / ".oac" / "build" / "c" / "d"
+    stamps = sync_build({"a.md": b"x"}, build, {})
+    (build / "a.md").unlink()
+    (outside / "a.md").write_text("theirs")
+    (build / "a.md").symlink_to(outside / "a.md")
+    with pytest.raises(OacError, match="a symbolic link is in the way"):
+        sync_build({"a.md": b"x"}, build, stamps)
+    assert (outside / "a.md").read_text() == "theirs"
