@@ -274,3 +274,33 @@ def test_symlinked_settings_file_is_left_alone(team: ResolvedConfig, tmp_path: P
     report = compile_into(team, tmp_path, "claude")
     assert any(k.path == ".claude/settings.json" for k in report.kept)
     assert (tmp_path / "shared.json").read_text() == '{"model": "opus"}'
+
+
+def test_a_committed_manifest_has_no_journal_and_an_old_one_still_loads(team: ResolvedConfig, tmp_path: Path) -> None:
+    compile_into(team, tmp_path, "opencode")
+    manifest = json.loads((tmp_path / MANIFEST_PATH).read_text())
+    assert "pending" not in manifest["dialects"]["opencode"]  # the journal is gone once the compile committed
+    assert sorted(p.name for p in (tmp_path / ".oac").iterdir()) == ["manifest.json"]  # no lock file, no temp
+    again = compile_into(team, tmp_path, "opencode")
+    assert again.written == () and again.kept == ()
+
+
+def test_a_file_we_would_write_identically_is_ours_without_a_manifest(team: ResolvedConfig, tmp_path: Path) -> None:
+    first = compile_into(team, tmp_path, "codex")
+    (tmp_path / MANIFEST_PATH).unlink()
+    report = compile_into(team, tmp_path, "codex")
+    assert report.kept == () and set(report.unchanged) == set(first.written)
+    compile_into(team, tmp_path, "codex", clean=True)
+    assert snapshot(tmp_path) == {}  # AGENTS.md held only our block: it goes too
+
+
+def test_a_settings_file_exactly_as_we_would_create_it_is_ours_without_a_manifest(team: ResolvedConfig,
+                                                                                 tmp_path: Path) -> None:
+    compile_into(team, tmp_path, "claude")
+    (tmp_path / MANIFEST_PATH).unlink()
+    assert compile_into(team, tmp_path, "claude").kept == ()
+    compile_into(researcher_only(), tmp_path, "claude")  # fewer rules: the writer's are taken back
+    allow = json.loads((tmp_path / ".claude/settings.json").read_text())["permissions"]["allow"]
+    assert "Edit" not in allow and "Bash(rg *)" in allow
+    compile_into(team, tmp_path, "claude", clean=True)
+    assert snapshot(tmp_path) == {}

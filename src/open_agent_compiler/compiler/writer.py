@@ -200,6 +200,10 @@ class _Plan:
             if not isinstance(existing, dict):
                 raise OacError(f"{rel} must hold a JSON object to merge permission rules into")
         record = self.old.settings.get(rel)
+        if record is None and raw is not None and rules and raw == render_json(
+                merge_permission_rules(None, {}, rules, where=rel)[0]):
+            # exactly the file we would create (a fresh clone of it): ours, rules and all
+            record = SettingsRecord(created=True, rules={kind: list(listed) for kind, listed in rules.items() if listed})
         created = record.created if record is not None else raw is None
         merged, owned = merge_permission_rules(existing, record.rules if record else {}, rules, where=rel)
         if not merged and (created or raw is None):
@@ -223,6 +227,9 @@ class _Plan:
         except UnicodeDecodeError:
             raise OacError(f"{rel} is not UTF-8 text; oac cannot manage its block in it") from None
         record = self.old.blocks.get(rel)
+        if record is None and text is not None and content is not None and text == apply_block(
+                None, marker, content, where=rel):
+            record = BlockRecord(created=True, marker=marker)  # exactly the file we would create: ours
         created = record.created if record is not None else raw is None
         updated = apply_block(text, marker, content, where=rel)
         if updated is None:
