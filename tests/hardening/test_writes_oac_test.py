@@ -179,3 +179,19 @@ def test_oac_compile_never_uses_the_render_memo(project: Path, monkeypatch: pyte
     assert done.exit_code == 0, done.output
     text = (project / "out/.opencode/agents/primary.md").read_text()
     assert "FORGED" not in text and "grep *" in text
+
+
+@pytest.mark.parametrize(("path", "kind"), [(".oac", "file"), (".oac/doit-state.sqlite3", "directory"),
+                                            (".oac/doit-state.sqlite3-wal", "directory"),
+                                            (".oac/render-memo/opencode.json", "directory"),
+                                            (".oac/key-cache/opencode.json", "directory"),
+                                            (".oac/render-memo", "file")])
+def test_state_in_the_way_is_one_line_before_any_test(path: str, kind: str, project: Path) -> None:
+    where = project / path
+    where.parent.mkdir(parents=True, exist_ok=True)
+    if kind == "file":
+        where.write_text("x")
+    else:
+        where.mkdir()
+    one_line_exit_2(oac_test(project), path.split("/")[-1])
+    assert not (project / ".oac" / "test_results.jsonl").exists()
