@@ -140,7 +140,7 @@ def python(*args: str, stdin: int | None = None) -> subprocess.Popen:
                             stderr=subprocess.PIPE, text=True)
 
 
-# a compile killed part-way -----------------------------------------------------------------------------------------
+# a compile killed part-way -------------------------------------------------------------------------------------------
 def count_renames(project: Path, target: Path, dialect: str, monkeypatch: pytest.MonkeyPatch) -> int:
     calls = []
     real = os.rename
@@ -233,7 +233,7 @@ def test_the_journal_is_saved_before_any_file_changes(project: Path, tmp_path: P
     assert "pending" not in json.loads((target / MANIFEST_PATH).read_text())["dialects"]["opencode"]
 
 
-# concurrent compiles ---------------------------------------------------------------------------------------------------
+# concurrent compiles -------------------------------------------------------------------------------------------------
 def test_concurrent_compiles_of_two_dialects_lose_nothing(project: Path, tmp_path: Path) -> None:
     target = tmp_path / "target"
     rounds = 20
@@ -303,7 +303,8 @@ def test_user_edits_stay_unless_adopt_and_symlinks_stay_even_then(project: Path,
                                                          (".pi/agents/primary.md", LINK)}
     assert (target / ".pi/agents/helper.md").read_text() == "hand-tuned\n"
     adopted = compile_into(project, target, "pi", "2", adopt=True)
-    assert adopted.adopted == (".pi/agents/helper.md",) and (target / ".pi/agents/helper.md").read_text() != "hand-tuned\n"
+    assert adopted.adopted == (".pi/agents/helper.md",)
+    assert (target / ".pi/agents/helper.md").read_text() != "hand-tuned\n"
     assert (target / ".pi/agents/primary.md").is_symlink() and (target / "real.md").read_text() == "mine\n"
 
 

@@ -47,7 +47,7 @@ def record() -> TestRecord:
                       composite_hash="c", evidence=[])
 
 
-# temp + rename, never in place ------------------------------------------------------------------------------------
+# temp + rename, never in place ---------------------------------------------------------------------------------------
 WRITERS = {
     "fsio": lambda path, text: fsio.write_file(path.parent, path.name, text.encode()),
     "junit": lambda path, text: write_junit(path, type("T", (Tally,), {"rows": [("m::t", text, "pass", 0.0, "")]})),
@@ -84,7 +84,7 @@ def test_the_data_is_fsynced_before_the_rename(tmp_path: Path, monkeypatch: pyte
     assert events == ["fsync", "rename", "fsync"]  # file, rename, then its directory
 
 
-# modes come from the umask ------------------------------------------------------------------------------------------
+# modes come from the umask -------------------------------------------------------------------------------------------
 @pytest.mark.parametrize(("mask", "plain", "executable"), [(0o022, 0o644, 0o755), (0o077, 0o600, 0o700),
                                                            (0o002, 0o664, 0o775), (0o027, 0o640, 0o750)])
 def test_new_files_get_the_umask_mode(mask: int, plain: int, executable: int, tmp_path: Path, umask) -> None:
@@ -220,7 +220,7 @@ def test_trusted_root_starts_state_paths_at_the_project(tmp_path: Path) -> None:
     assert fsio.trusted_root(tmp_path / "reports" / "junit.xml") == tmp_path / "reports"
 
 
-# caches are verified ---------------------------------------------------------------------------------------------------
+# caches are verified -------------------------------------------------------------------------------------------------
 def test_a_damaged_render_memo_entry_is_a_miss_with_a_warning(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     path = tmp_path / ".oac" / "render-memo" / "opencode.json"
     save_memo(path, _memo("permission: deny"))

@@ -203,7 +203,8 @@ class _Plan:
         if record is None and raw is not None and rules and raw == render_json(
                 merge_permission_rules(None, {}, rules, where=rel)[0]):
             # exactly the file we would create (a fresh clone of it): ours, rules and all
-            record = SettingsRecord(created=True, rules={kind: list(listed) for kind, listed in rules.items() if listed})
+            owned = {kind: list(listed) for kind, listed in rules.items() if listed}
+            record = SettingsRecord(created=True, rules=owned)
         created = record.created if record is not None else raw is None
         merged, owned = merge_permission_rules(existing, record.rules if record else {}, rules, where=rel)
         if not merged and (created or raw is None):
