@@ -28,6 +28,7 @@ def _on_disk(path: Path) -> tuple[int, int] | None:
 def sync_build(files: dict[str, bytes], build_dir: Path, previous: dict[str, Stamp]) -> dict[str, Stamp]:
     """Bring `build_dir` to `files`; return the stamps to pass as `previous` next time."""
     stamps: dict[str, Stamp] = {}
+    build_dir = Path(os.path.abspath(build_dir))
     root = fsio.trusted_root(build_dir / "x")  # the project holding `.oac/`: nothing below it is followed
     fsio.ensure_dir(root, str(build_dir), show=str(build_dir))
     for path, data in files.items():

@@ -1,6 +1,7 @@
 """JUnit XML from a run's tally, for CI systems that display it."""
 
 import io
+import os
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
@@ -21,5 +22,5 @@ def write_junit(path: Path, tally: Any) -> None:
     buffer = io.BytesIO()
     ET.ElementTree(suite).write(buffer, encoding="utf-8", xml_declaration=True)
     # a regular file with the umask's mode, atomically; a symlink, directory or device at `path` is refused
-    root = fsio.trusted_root(path)
-    fsio.write_file(root, str(path), buffer.getvalue(), show=str(path))
+    absolute = Path(os.path.abspath(path))
+    fsio.write_file(fsio.trusted_root(absolute), str(absolute), buffer.getvalue(), show=str(path))

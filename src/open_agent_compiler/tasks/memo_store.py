@@ -7,6 +7,7 @@ planted in `.oac/`; concurrent runs simply race to the same content). `oac compi
 """
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ from open_agent_compiler.testing.key_cache import KeyCache
 
 
 def _read_entries(path: Path) -> dict[str, Any]:
+    path = Path(os.path.abspath(path))
     try:
         entry = fsio.inspect(fsio.trusted_root(path), str(path))
     except fsio.OacError:
@@ -37,6 +39,7 @@ def _read_entries(path: Path) -> dict[str, Any]:
 
 
 def _write_entries(path: Path, entries: dict[str, Any]) -> None:
+    path = Path(os.path.abspath(path))
     payload = json.dumps({"entries": entries}, separators=(",", ":")).encode()  # one C-encoded string
     # not fsynced: a cache torn by a crash fails its digest and is rebuilt
     fsio.write_file(fsio.trusted_root(path), str(path), digest_bytes(payload).encode() + b"\n" + payload,
