@@ -269,3 +269,11 @@ def test_build_sync_never_writes_through_a_planted_symlink(tmp_path: Path) -> No
     with pytest.raises(OacError, match="a symbolic link is in the way"):
         sync_build({"a.md": b"x"}, build, stamps)
     assert (outside / "a.md").read_text() == "theirs"
+
+
+def test_relative_paths_are_taken_from_the_current_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    write_junit(Path("reports/junit.xml"), Tally)
+    save_memo(Path(".oac/render-memo/opencode.json"), _memo("x"))
+    assert (tmp_path / "reports/junit.xml").is_file() and (tmp_path / ".oac/render-memo/opencode.json").is_file()
+    assert load_memo(Path(".oac/render-memo/opencode.json")).entries
