@@ -304,3 +304,17 @@ def test_a_settings_file_exactly_as_we_would_create_it_is_ours_without_a_manifes
     assert "Edit" not in allow and "Bash(rg *)" in allow
     compile_into(team, tmp_path, "claude", clean=True)
     assert snapshot(tmp_path) == {}
+
+
+@pytest.mark.parametrize("dialect", DIALECT_NAMES)
+def test_a_rewrite_is_a_rename_not_an_in_place_write(dialect: str, team: ResolvedConfig, tmp_path: Path) -> None:
+    compile_into(team, tmp_path, dialect)
+    path = tmp_path / DIALECTS[dialect].agent_path("primary")
+    before = path.read_bytes()
+    with open(path, "rb") as reader:  # a harness that has the old file open
+        inode = os.fstat(reader.fileno()).st_ino
+        report = compile_into(researcher_only(), tmp_path, dialect)
+        assert DIALECTS[dialect].agent_path("primary") in report.written
+        assert reader.read() == before
+    assert path.stat().st_ino != inode and path.read_bytes() != before
+    assert not [p for p in tmp_path.rglob("*") if p.name.endswith(".oac-tmp")]
