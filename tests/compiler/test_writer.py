@@ -313,7 +313,10 @@ def test_a_rewrite_is_a_rename_not_an_in_place_write(dialect: str, team: Resolve
     before = path.read_bytes()
     with open(path, "rb") as reader:  # a harness that has the old file open
         inode = os.fstat(reader.fileno()).st_ino
-        report = compile_into(researcher_only(), tmp_path, dialect)
+        reg = team_registry()
+        reg.create_compilation_config(CompilationConfig(name="swap", template_name="team",
+                                                        slot_overrides={"primary": "researcher"}))
+        report = compile_into(reg.resolve_config("swap"), tmp_path, dialect)
         assert DIALECTS[dialect].agent_path("primary") in report.written
         assert reader.read() == before
     assert path.stat().st_ino != inode and path.read_bytes() != before
