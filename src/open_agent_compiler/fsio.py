@@ -360,12 +360,15 @@ def exclusive_lock(root: Path, rel: str, *, show: str | None = None) -> Iterator
                 raise UnsafePathError(f"refusing to lock {shown}: a symbolic link is in the way") from None
             raise OacError(f"cannot lock {shown}: {exc.strerror}") from None
         os.close(dir_fd)
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise UnsafePathError(f"refusing to lock {shown}: it is not a regular file")
+            fcntl.flock(fd, fcntl.LOCK_EX)  # waits for the compile holding it
+            if _still_linked(root, parts, fd):
+                break
+        except BaseException:  # also Ctrl-C while waiting
             os.close(fd)
-            raise UnsafePathError(f"refusing to lock {shown}: it is not a regular file")
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        if _still_linked(root, parts, fd):
-            break
+            raise
         os.close(fd)
     try:
         yield

@@ -417,3 +417,16 @@ def test_names_used_in_paths_are_rejected_where_they_enter(old: str, new: str, m
                            config, "--target", "out"], capture_output=True, text=True, cwd=project)
     assert done.returncode == 2 and message in done.stderr and done.stderr.count("\n") == 1, done.stderr
     assert "Traceback" not in done.stderr and not (project / "out").exists()
+
+
+@pytest.mark.parametrize("planted", [".oac/compile.lock", ".oac/manifest.json"])
+def test_a_symlink_planted_at_the_lock_or_manifest_is_refused(planted: str, project: Path, tmp_path: Path) -> None:
+    target, victim = tmp_path / "target", tmp_path / "victim.txt"
+    victim.write_text("precious\n")
+    (target / ".oac").mkdir(parents=True)
+    (target / planted).symlink_to(victim)
+    with pytest.raises(OacError, match="symbolic link") as info:
+        compile_into(project, target, "opencode")
+    assert "\n" not in str(info.value)
+    assert victim.read_text() == "precious\n" and (target / planted).is_symlink()
+    assert sorted(files(target)) == []
