@@ -122,6 +122,10 @@ def open_dir(root: Path, parts: Sequence[str], *, create: bool, show: str) -> in
             os.close(fd)
             fd = child
         return fd
+    except OSError as exc:  # unreadable, read-only, full: one line naming the path
+        with contextlib.suppress(OSError):
+            os.close(fd)
+        raise OacError(f"cannot {'write' if create else 'read'} {show}: {exc.strerror}") from None
     except BaseException:
         with contextlib.suppress(OSError):
             os.close(fd)
@@ -232,7 +236,7 @@ def remove_temp(dir_fd: int, temp: str) -> None:
 def remove_leftover_temp(root: Path, rel: str) -> None:
     """Remove the fixed temp file a killed write of `rel` may have left."""
     parts = parts_under(rel, root)
-    with contextlib.suppress(UnsafePathError, OSError):
+    with contextlib.suppress(OacError, OSError):
         dir_fd = open_dir(root, parts[:-1], create=False, show=rel)
         if dir_fd is not None:
             try:
@@ -381,7 +385,7 @@ def exclusive_lock(root: Path, rel: str, *, show: str | None = None) -> Iterator
 def _still_linked(root: Path, parts: list[str], fd: int) -> bool:
     try:
         dir_fd = open_dir(root, parts[:-1], create=False, show="/".join(parts))
-    except (OSError, UnsafePathError):
+    except (OSError, OacError):
         return False
     if dir_fd is None:
         return False

@@ -277,3 +277,19 @@ def test_relative_paths_are_taken_from_the_current_directory(tmp_path: Path, mon
     save_memo(Path(".oac/render-memo/opencode.json"), _memo("x"))
     assert (tmp_path / "reports/junit.xml").is_file() and (tmp_path / ".oac/render-memo/opencode.json").is_file()
     assert load_memo(Path(".oac/render-memo/opencode.json")).entries
+
+
+@pytest.mark.parametrize("call", ["mkdir", "open"])
+def test_a_read_only_or_full_disk_is_one_line(call: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    real = getattr(os, call)
+
+    def failing(*args: object, **kwargs: object) -> object:
+        if call == "open" and args and args[0] == tmp_path:
+            return real(*args, **kwargs)  # the root itself opens; the step below it fails
+        raise OSError(errno.EROFS, os.strerror(errno.EROFS))
+
+    monkeypatch.setattr(os, call, failing)
+    with pytest.raises(OacError, match="Read-only file system") as info:
+        fsio.write_file(tmp_path, "new/dir/file.txt", b"x")
+    monkeypatch.undo()
+    assert "\n" not in str(info.value) and list(tmp_path.iterdir()) == []
