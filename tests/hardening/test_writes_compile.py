@@ -150,6 +150,7 @@ def count_renames(project: Path, target: Path, dialect: str, monkeypatch: pytest
     return len(calls)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dialect", ["claude", "codex"])  # merged settings.json / AGENTS.md, scripts, agents
 def test_a_compile_killed_at_any_point_disowns_nothing_and_leaves_no_temp_file(
     dialect: str, project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -234,6 +235,7 @@ def test_the_journal_is_saved_before_any_file_changes(project: Path, tmp_path: P
 
 
 # concurrent compiles -------------------------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_concurrent_compiles_of_two_dialects_lose_nothing(project: Path, tmp_path: Path) -> None:
     target = tmp_path / "target"
     rounds = 20
