@@ -185,7 +185,8 @@ def test_oac_compile_never_uses_the_render_memo(project: Path, monkeypatch: pyte
                                             (".oac/doit-state.sqlite3-wal", "directory"),
                                             (".oac/render-memo/opencode.json", "directory"),
                                             (".oac/key-cache/opencode.json", "directory"),
-                                            (".oac/render-memo", "file")])
+                                            (".oac/render-memo", "file"), (".oac/build/prod", "file"),
+                                            (".oac/build/prod/opencode", "file")])
 def test_state_in_the_way_is_one_line_before_any_test(path: str, kind: str, project: Path) -> None:
     where = project / path
     where.parent.mkdir(parents=True, exist_ok=True)

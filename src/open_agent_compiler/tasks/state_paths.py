@@ -26,11 +26,13 @@ def check_state_paths(options: TestOptions) -> None:
     fsio.ensure_dir(root, STATE_DIR, show=str(root / STATE_DIR))
     for suffix in ("", "-wal", "-shm"):  # sqlite's own files sit next to the database
         _check_file(options.state_db.with_name(STATE_DB + suffix), "the state database")
-    for name in CACHE_DIRS:
-        entry = fsio.inspect(root, f"{STATE_DIR}/{name}", read=False, show=f"{STATE_DIR}/{name}")
+    build = fsio.parts_under(options.build_dir, root)
+    dirs = [f"{STATE_DIR}/{name}" for name in CACHE_DIRS] + ["/".join(build[:n]) for n in range(3, len(build) + 1)]
+    for rel in dirs:
+        entry = fsio.inspect(root, rel, read=False, show=rel)
         if entry.kind not in ("absent", "directory"):
-            raise fsio.UnsafePathError(f"refusing to write {root / STATE_DIR / name}: it is a {entry.kind}, not a "
-                                       "directory (oac never writes through symbolic links)")
+            raise fsio.UnsafePathError(f"refusing to write {root / rel}: it is a {entry.kind}, not a directory (oac "
+                                       "never writes through symbolic links)")
     _check_file(options.results_path, "the results file")
     if options.junit is not None:
         _check_file(options.junit if options.junit.is_absolute() else root / options.junit, "the JUnit file")
