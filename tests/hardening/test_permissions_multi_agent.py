@@ -48,3 +48,17 @@ def test_a_grant_too_many_fails_the_multi_agent_run(project: Path, dialect: str)
     assert run.returncode == 1, run.stdout + run.stderr
     assert summary(run).startswith("oac test: discovered=9 passed=8 failed=1 ")
     assert "researcher-lists-only: must_not_have_bash_patterns: bash pattern 'rm *' is 'allow'" in run.stdout
+
+
+@pytest.mark.parametrize("command", ["compile", "test"])
+@pytest.mark.parametrize("pattern", ["ls notes/*\\nrm -rf /", "ls notes/*\\x1b[2J"])
+def test_a_bash_pattern_with_control_characters_is_one_clear_line(project: Path, command: str, pattern: str) -> None:
+    agents = project / "agents.py"
+    agents.write_text(agents.read_text().replace('allowed_commands=["ls notes/*"]', f'allowed_commands=["{pattern}"]'))
+    args = [OAC, command, "agents:registry", "--config", "prod"] + (["--target", "build"] if command == "compile" else [])
+    run = subprocess.run(args, cwd=project, capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
+    assert run.returncode == 2, run.stdout + run.stderr
+    lines = run.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in run.stderr, run.stderr
+    assert lines[0].startswith("oac: tool 'list-notes': bash pattern ") and "one non-empty line" in lines[0]
+    assert not (project / "build").exists()
