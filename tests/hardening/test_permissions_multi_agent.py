@@ -55,7 +55,8 @@ def test_a_grant_too_many_fails_the_multi_agent_run(project: Path, dialect: str)
 def test_a_bash_pattern_with_control_characters_is_one_clear_line(project: Path, command: str, pattern: str) -> None:
     agents = project / "agents.py"
     agents.write_text(agents.read_text().replace('allowed_commands=["ls notes/*"]', f'allowed_commands=["{pattern}"]'))
-    args = [OAC, command, "agents:registry", "--config", "prod"] + (["--target", "build"] if command == "compile" else [])
+    args = [OAC, command, "agents:registry", "--config", "prod"]
+    args += ["--target", "build"] if command == "compile" else []
     run = subprocess.run(args, cwd=project, capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
     assert run.returncode == 2, run.stdout + run.stderr
     lines = run.stderr.strip().splitlines()
