@@ -1,5 +1,6 @@
-"""Deny by default, proven with the real OpenCode binary: what it resolves for a compiled agent, what it lets a
-tool call do, and which tools it offers the model. Our capability read-back must say the same."""
+"""Deny by default, proven with the real harnesses: what OpenCode resolves for a compiled agent, what it lets a
+tool call do and which tools it offers the model; which Bash calls Claude Code refuses. Our capability
+read-back must say the same."""
 
 from __future__ import annotations
 
@@ -128,3 +129,31 @@ def test_multi_agent_researcher_cannot_use_the_coordinators_notes_fs(tmp_path: P
             assert bash_action(caps, command)[0] == oc.decide(real, "bash", command), (name, command)
         for key in ("read", "edit", "webfetch", "websearch", "codesearch", "lsp"):
             assert permission_action(caps, key)[0] == oc.decide(real, key), (name, key)
+
+
+def test_claude_code_refuses_what_the_read_back_denies(tmp_path: Path) -> None:
+    """The same grants compiled for Claude Code: deny > ask > allow, whatever the order, and `dontAsk` refuses an
+    ask. (Claude Code also runs some read-only commands, e.g. `printf`, with no rule at all: not used here.)"""
+    reason = h.availability()["claude"]
+    if reason:
+        pytest.skip(reason)
+    import _claude_permissions as cl
+
+    reg = AgentRegistry()
+    reg.register_agent("gitter", agent("gitter", extra_tools=[
+        tool("no-push", "git push *", value="deny"), tool("git", "git *"), tool("commit", "git commit *", value="ask")]))
+    reg.register_template(TemplateTree(name="t", slots=[TemplateSlot(name="primary", default_agent_id="gitter")]))
+    reg.create_compilation_config(CompilationConfig(name="c", template_name="t"))
+    spec = get_dialect("claude")
+    output = spec.compile(reg.resolve_config("c"))
+    project = tmp_path / "claude"
+    write_output(output, project, dialect="claude")
+    commands = {"git push origin main": "refused", "git --version": "ran", "git commit -m x": "refused",
+                "touch oac-marker": "refused"}
+    outcomes = cl.bash_outcomes(project, "primary", list(commands))
+    assert [outcome for outcome, _ in outcomes] == list(commands.values()), outcomes
+    assert outcomes[1][1].startswith("git version")
+    files = {path: (project / path).read_bytes() for path in spec.capability_files("primary")}
+    caps = spec.capabilities("primary", files)
+    for command, outcome in commands.items():
+        assert (bash_action(caps, command)[0] == "allow") is (outcome == "ran"), command
