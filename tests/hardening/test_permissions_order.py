@@ -126,6 +126,14 @@ def test_js_key_order_moves_array_indices_first() -> None:
     assert js_key_order(["*", "b", "42", "7", "007", "-1"]) == ["7", "42", "*", "b", "007", "-1"]
 
 
+def test_opencode_read_back_uses_javascript_key_order() -> None:
+    """OpenCode reads `{"*": deny, "42": allow}` as 42 first, so the catch-all after it denies 42 too."""
+    text = ('---\ndescription: d\npermission:\n  "*": deny\n  task:\n    "*": deny\n    "42": allow\n'
+            '    helper: allow\n---\nb\n')
+    found = DIALECTS["opencode"].capabilities("x", {".opencode/agents/x.md": text.encode()})
+    assert found.subagents == ("helper",)
+
+
 # --- section 4: overlapping grants ---------------------------------------------------------------------------
 OVERLAP = {"extra_tools": [tool("no-push", "git push *", value="deny"), tool("git", "git *")]}
 
@@ -166,7 +174,9 @@ def test_claude_read_back_is_deny_over_ask_over_allow_whatever_the_order() -> No
     settings = json.loads(files[".claude/settings.json"])
     settings["permissions"]["deny"] = ["Bash(git push *)"]
     settings["permissions"]["ask"] = ["Bash(git commit *)"]
-    settings["permissions"]["allow"] = ["Bash(git push origin main)", *settings["permissions"]["allow"]]
+    # an allow listed before the broad one, for a pattern that is also denied: still denied
+    allowed = settings["permissions"]["allow"]
+    settings["permissions"]["allow"] = ["Bash(git push *)", "Bash(git push origin main)", *allowed]
     files[".claude/settings.json"] = json.dumps(settings).encode()
     found = spec.capabilities("primary", files)
     assert bash_action(found, "git push origin main")[0] == "deny"
