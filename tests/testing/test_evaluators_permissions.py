@@ -9,7 +9,8 @@ from open_agent_compiler.testing.evaluation import PermissionAbsentEvaluator, Pe
 CAPS = Capabilities(
     agent="echo-agent",
     dialect="opencode",
-    bash={"uv run scripts/echo.py *": "allow", "git push *": "ask", "rm *": "deny", "*": "deny"},
+    # in read-back order: the last matching rule decides, so the catch-all comes first
+    bash={"*": "deny", "uv run scripts/echo.py *": "allow", "git push *": "ask", "rm *": "deny"},
     permissions={"read": "allow", "edit": "ask", "webfetch": "deny"},
 )
 OPEN_FALLBACK = Capabilities(agent="a", dialect="claude", bash={"*": "allow"})

@@ -14,7 +14,7 @@ from typing import Any
 
 from open_agent_compiler.compiler.dialect import AgentPlan, FileDialect, csv_items
 from open_agent_compiler.compiler.frontmatter import render_markdown
-from open_agent_compiler.compiler.grants import ACTIONS, Action, agent_grants, strictest
+from open_agent_compiler.compiler.grants import ACTIONS, Action, agent_grants, least_to_most_restrictive, strictest
 from open_agent_compiler.compiler.identifiers import check_mcp_server
 from open_agent_compiler.compiler.output import ManagedBlock, SettingsFragment
 from open_agent_compiler.compiler.prompt import read_body_facts
@@ -142,10 +142,13 @@ class ClaudeDialect(FileDialect):
         names = {tool.split("(", 1)[0] for tool in tools}
         bash: dict[str, Action] = {}
         if "Bash" in names:
-            bash["*"] = ruled("Bash")
-            for rule, actions in rules.items():
-                if match := _BASH_RULE.fullmatch(rule):
-                    bash[match.group(1)] = strictest([*actions, *rules.get("Bash", [])]) or fallback  # deny wins
+            everything = [*rules.get("Bash", []), *rules.get("Bash(*)", [])]  # `Bash(*)` is the same as `Bash`
+            patterns = [(match.group(1), strictest([*actions, *everything]) or fallback)  # deny wins
+                        for rule, actions in rules.items()
+                        if (match := _BASH_RULE.fullmatch(rule)) and match.group(1) != "*"]
+            # Claude decides deny > ask > allow whatever the order; as a "last match wins" list that is:
+            # what no rule matches first, then allow, ask and deny rules.
+            bash = {"*": strictest(everything) or fallback, **least_to_most_restrictive(patterns)}
         subagents = [
             name.strip()
             for tool in tools

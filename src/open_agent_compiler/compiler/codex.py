@@ -13,7 +13,7 @@ from typing import Any
 import tomli_w
 
 from open_agent_compiler.compiler.dialect import AgentPlan, FileDialect
-from open_agent_compiler.compiler.grants import Action
+from open_agent_compiler.compiler.grants import Action, least_to_most_restrictive
 from open_agent_compiler.compiler.output import ManagedBlock, SettingsFragment
 from open_agent_compiler.compiler.prompt import item, read_body_facts
 from open_agent_compiler.errors import OacError
@@ -80,7 +80,7 @@ class CodexDialect(FileDialect):
             agent=agent_name,
             dialect=self.name,
             # Codex always has a shell; our instructions restrict it to the listed commands.
-            bash={"*": "deny" if facts.structured else "allow", **facts.bash},
+            bash={"*": "deny" if facts.structured else "allow", **least_to_most_restrictive(facts.bash.items())},
             permissions=permissions,
             tools=facts.tools,
             skills=facts.skills,

@@ -25,7 +25,9 @@ def strictest(actions: Iterable[Action]) -> Action | None:
 class AgentGrants(BaseModel):
     model_config = ConfigDict(frozen=True)
 
-    bash: tuple[tuple[str, Action], ...]  # (pattern, action), first-seen order, strictest action per pattern
+    # (pattern, action): the strictest action per pattern, ordered allow → ask → deny (first-seen order within
+    # each), so that where patterns overlap the strictest decides under "last matching rule wins" (OpenCode).
+    bash: tuple[tuple[str, Action], ...]
     read: bool
     write: bool
     edit: bool
@@ -56,9 +58,18 @@ class AgentGrants(BaseModel):
 
 
 def _check_pattern(pattern: str, tool: str) -> str:
-    if not pattern.strip() or any(ord(ch) < 32 for ch in pattern):
-        raise OacError(f"tool {tool!r}: bash pattern {pattern!r} must be one non-empty line")
+    if not pattern.strip() or any(ord(ch) < 32 or ord(ch) == 127 for ch in pattern):
+        raise OacError(f"tool {tool!r}: bash pattern {pattern!r} must be one non-empty line without control characters")
+    if pattern.isascii() and pattern.isdigit():
+        # OpenCode reads its rules from a JS object, which moves such keys before every other one.
+        raise OacError(f"tool {tool!r}: bash pattern {pattern!r} is only digits, which OpenCode would reorder")
     return pattern
+
+
+def least_to_most_restrictive(rules: Iterable[tuple[str, Action]]) -> dict[str, Action]:
+    """`rules` ordered allow, then ask, then deny (stable), so that under "last matching rule wins" the strictest
+    of the overlapping patterns decides — what Claude Code computes whatever the order."""
+    return dict(sorted(rules, key=lambda rule: ACTIONS.index(rule[1])))
 
 
 def agent_grants(agent: ResolvedAgent) -> AgentGrants:
@@ -69,7 +80,7 @@ def agent_grants(agent: ResolvedAgent) -> AgentGrants:
             bash[pattern] = strictest([action, bash.get(pattern, action)]) or action
     permissions = agent.definition.permissions
     return AgentGrants(
-        bash=tuple(bash.items()),
+        bash=tuple(least_to_most_restrictive(bash.items()).items()),
         read=permissions.read,
         write=permissions.write,
         edit=permissions.edit,

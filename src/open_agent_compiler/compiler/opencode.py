@@ -7,6 +7,7 @@ Permission keys live in the tuples below so that a harness version that rejects 
 from collections.abc import Mapping
 from typing import Any
 
+from open_agent_compiler.compiler.bash_match import js_key_order, opencode_match
 from open_agent_compiler.compiler.dialect import AgentPlan, FileDialect
 from open_agent_compiler.compiler.frontmatter import render_markdown
 from open_agent_compiler.compiler.grants import ACTIONS, Action
@@ -25,6 +26,8 @@ ALWAYS_DENIED = ("lsp", "todowrite", "webfetch", "websearch", "external_director
 READ_ALLOW: dict[str, Action] = {"*": "allow", "*.env": "deny", "*.env.*": "deny", "*.env.example": "allow"}
 # What OpenCode does for a permission key nobody set (its documented defaults).
 UNSET_DEFAULT: Action = "allow"
+# Stands for a name or value no rule names (NUL is in no real name), to learn what a catch-all decides.
+UNNAMED = "\x00"
 
 
 def _flag(on: bool) -> Action:
@@ -36,8 +39,12 @@ def _named(names: tuple[str, ...]) -> dict[str, Action] | Action:
 
 
 def permission_block(plan: AgentPlan) -> dict[str, Any]:
+    """The agent's `permission` map. OpenCode flattens it into rules in key order and the LAST matching rule
+    decides, so the catch-all deny comes first and each grant after it; bash patterns come allow → ask → deny
+    (see `AgentGrants.bash`) so that the strictest of overlapping patterns wins."""
     grants = plan.grants
-    permission: dict[str, Any] = {"read": dict(READ_ALLOW) if grants.read else "deny"}
+    permission: dict[str, Any] = {"*": "deny"}  # every tool not granted below, other agents' MCP tools included
+    permission["read"] = dict(READ_ALLOW) if grants.read else "deny"
     permission.update({key: _flag(grants.read) for key in READ_KEYS})
     permission["edit"] = _flag(grants.write or grants.edit)  # OpenCode's `edit` covers write and patch
     permission["bash"] = {"*": "deny", **dict(grants.bash)}
@@ -50,25 +57,57 @@ def permission_block(plan: AgentPlan) -> dict[str, Any]:
     return permission
 
 
-def _rules(value: Any, where: str) -> dict[str, Action]:
-    """A permission value (one action, or a pattern → action map) as a checked pattern map."""
-    rules: dict[str, Action] = {}
-    for pattern, action in (value if isinstance(value, dict) else {"*": value}).items():
-        if action not in ACTIONS:
-            raise OacError(f"{where}: {pattern!r} has action {action!r}; use allow, ask or deny")
-        rules[str(pattern)] = action
+Rule = tuple[str, str, Action]  # (permission, pattern, action), as OpenCode lists them
+
+
+def _rule_list(raw: Any, where: str) -> list[Rule]:
+    """The agent's rules in the order OpenCode evaluates them (JS object key order), after its defaults."""
+    rules: list[Rule] = [("*", "*", UNSET_DEFAULT)]
+    if raw is None:
+        return rules
+    mapping = raw if isinstance(raw, dict) else {"*": raw}
+    keyed = {str(key): value for key, value in mapping.items()}
+    for key in js_key_order(keyed):
+        value = keyed[key]
+        patterns = {str(p): a for p, a in value.items()} if isinstance(value, dict) else {"*": value}
+        for pattern in js_key_order(patterns):
+            action = patterns[pattern]
+            if action not in ACTIONS:
+                raise OacError(f"{where}.{key}: {pattern!r} has action {action!r}; use allow, ask or deny")
+            rules.append((key, pattern, action))
     return rules
 
 
-def _overall(rules: dict[str, Action]) -> Action:
-    """Granted when any named pattern is allowed (e.g. one subagent); otherwise the catch-all decides."""
-    if any(action == "allow" for pattern, action in rules.items() if pattern != "*"):
+def _decide(rules: list[Rule], permission: str, pattern: str) -> Action:
+    """OpenCode's evaluation: the last rule whose permission and pattern both match."""
+    for key, rule_pattern, action in reversed(rules):
+        if opencode_match(permission, key) and opencode_match(pattern, rule_pattern):
+            return action
+    return "ask"  # OpenCode's answer when nothing matches (its own defaults always match first)
+
+
+def _patterns(rules: list[Rule], permission: str) -> dict[str, Action]:
+    """The rules that apply to `permission`, pattern → action, in evaluation order (a repeated pattern keeps
+    only its last, deciding, position)."""
+    found: dict[str, Action] = {}
+    for key, pattern, action in rules:
+        if opencode_match(permission, key):
+            found.pop(pattern, None)
+            found[pattern] = action
+    return found
+
+
+def _overall(rules: list[Rule], permission: str) -> Action:
+    """Granted when any named pattern is allowed (e.g. one subagent); otherwise what an unnamed value gets."""
+    named = [pattern for pattern in _patterns(rules, permission) if pattern != "*"]
+    if any(_decide(rules, permission, pattern) == "allow" for pattern in named):
         return "allow"
-    return rules.get("*", UNSET_DEFAULT)
+    return _decide(rules, permission, UNNAMED)
 
 
-def _allowed_names(rules: dict[str, Action]) -> tuple[str, ...]:
-    return tuple(name for name, action in rules.items() if name != "*" and action == "allow")
+def _allowed_names(rules: list[Rule], permission: str) -> tuple[str, ...]:
+    return tuple(name for name in _patterns(rules, permission)
+                 if name != "*" and _decide(rules, permission, name) == "allow")
 
 
 class OpenCodeDialect(FileDialect):
@@ -90,29 +129,28 @@ class OpenCodeDialect(FileDialect):
 
     def capabilities(self, agent_name: str, files: Mapping[str, bytes]) -> Capabilities:
         config, body = self.read_agent(agent_name, files)
-        where = f"{self.agent_path(agent_name)} permission"
-        raw = config.get("permission")
-        permission = raw if isinstance(raw, dict) else {}
-        catch_all = raw if raw is not None and not isinstance(raw, dict) else permission.get("*", UNSET_DEFAULT)
-        everything = _rules(catch_all, where)["*"]
-
-        def rules(key: str) -> dict[str, Action]:
-            return _rules(permission[key], f"{where}.{key}") if key in permission else {"*": everything}
-
-        mcp = {key[:-2]: _overall(rules(key)) for key in permission if isinstance(key, str) and key.endswith("_*")}
-        permissions = {key: _overall(rules(key)) for key in ("read", "edit", "task", "skill", "webfetch", "websearch")}
+        rules = _rule_list(config.get("permission"), f"{self.agent_path(agent_name)} permission")
+        keys = dict.fromkeys(key for key, _, _ in rules if key != "*")
+        servers = [key[:-2] for key in keys if key.endswith("_*") and len(key) > 2]
+        permissions = {key: _overall(rules, key) for key in keys if key not in servers and not key.endswith("_*")}
+        permissions.update({key: _overall(rules, key) for key in ("read", "edit", "task", "skill", "webfetch",
+                                                                     "websearch")})
         permissions["write"] = permissions["edit"]  # OpenCode's `edit` covers writing
-        if mcp:
-            permissions["mcp"] = "allow" if "allow" in mcp.values() else "deny"
+        permissions["*"] = _decide(rules, UNNAMED, "*")  # any permission not named here
+        # An MCP tool is called `<server>_<tool>`: a named server's tools, and a server nobody named.
+        allowed = [server for server in servers if _decide(rules, f"{server}_{UNNAMED}", "*") == "allow"]
+        if _decide(rules, f"{UNNAMED}_{UNNAMED}", "*") == "allow":
+            allowed.append("*")
+        permissions["mcp"] = "allow" if allowed else "deny"
         return Capabilities(
             agent=agent_name,
             dialect=self.name,
-            bash=rules("bash"),
+            bash=_patterns(rules, "bash"),
             permissions=permissions,
             tools=read_body_facts(body).tools,
-            skills=_allowed_names(rules("skill")),
-            subagents=_allowed_names(rules("task")),
-            mcp_servers=tuple(server for server, action in mcp.items() if action == "allow"),
+            skills=_allowed_names(rules, "skill"),
+            subagents=_allowed_names(rules, "task"),
+            mcp_servers=tuple(allowed),
         )
 
 

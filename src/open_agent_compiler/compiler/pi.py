@@ -10,7 +10,7 @@ from typing import Any
 
 from open_agent_compiler.compiler.dialect import AgentPlan, FileDialect, csv_items
 from open_agent_compiler.compiler.frontmatter import render_markdown
-from open_agent_compiler.compiler.grants import Action
+from open_agent_compiler.compiler.grants import Action, least_to_most_restrictive
 from open_agent_compiler.compiler.prompt import read_body_facts
 from open_agent_compiler.model.core.capabilities import Capabilities
 
@@ -81,7 +81,8 @@ class PiDialect(FileDialect):
             agent=agent_name,
             dialect=self.name,
             # Pi runs any command once `bash` is granted; our bodies restrict it to the listed commands.
-            bash={"*": "deny" if facts.structured else "allow", **facts.bash} if "bash" in tools else {},
+            bash=({"*": "deny" if facts.structured else "allow", **least_to_most_restrictive(facts.bash.items())}
+                  if "bash" in tools else {}),
             permissions=permissions,
             tools=facts.tools,
             skills=tuple(skills),

@@ -4,30 +4,35 @@ from typing import ClassVar
 
 from pydantic import model_validator
 
+from open_agent_compiler.compiler.bash_match import bash_matcher, last_match
 from open_agent_compiler.model.core.capabilities import Capabilities
 from open_agent_compiler.model.core.evaluator import EvaluationContext, Evaluator, EvaluatorResult
 
 
 def permission_action(capabilities: Capabilities, key: str) -> tuple[str, str]:
-    """(action, how). A key the artifact does not list is denied."""
+    """(action, how). A key the artifact does not list gets its `*` catch-all; with none, it is denied."""
     action = capabilities.permissions.get(key)
-    if action is None:
-        return "deny", f"permission {key!r} is not set (missing = deny)"
-    return action, f"permission {key!r} is {action!r}"
-
-
-def bash_action(capabilities: Capabilities, pattern: str) -> tuple[str, str]:
-    """(action, how). Looked up by exact pattern; otherwise the `*` fallback applies; with neither, deny.
-
-    Patterns are not glob-matched against each other: "git *" does not cover "git status".
-    """
-    action = capabilities.bash.get(pattern)
     if action is not None:
-        return action, f"bash pattern {pattern!r} is {action!r}"
-    fallback = capabilities.bash.get("*")
+        return action, f"permission {key!r} is {action!r}"
+    fallback = capabilities.permissions.get("*")
     if fallback is not None:
-        return fallback, f"bash pattern {pattern!r} is not listed; the '*' fallback is {fallback!r}"
-    return "deny", f"bash pattern {pattern!r} is not listed and there is no '*' fallback (deny)"
+        return fallback, f"permission {key!r} is not listed; the '*' catch-all is {fallback!r}"
+    return "deny", f"permission {key!r} is not set (missing = deny)"
+
+
+def bash_action(capabilities: Capabilities, command: str) -> tuple[str, str]:
+    """(action, how) for a command, or a pattern taken as the command text it spells ("git push *").
+
+    Matched as the dialect's harness matches (`compiler.bash_match`): the LAST rule of `capabilities.bash`
+    that matches decides (the read-back orders each harness's rules that way); no matching rule = deny.
+    """
+    found = last_match(capabilities.bash, command, bash_matcher(capabilities.dialect))
+    if found is None:
+        return "deny", f"bash {command!r} matches no rule (deny)"
+    pattern, action = found
+    if pattern == command:
+        return action, f"bash pattern {command!r} is {action!r}"
+    return action, f"bash {command!r} is {action!r} by the last matching rule {pattern!r}"
 
 
 class PermissionCheck(Evaluator):

@@ -13,11 +13,11 @@ from open_agent_compiler.model.core.mock import MockResponse
 from open_agent_compiler.model.core.test_model import CapabilityTest, ToolTest
 from open_agent_compiler.model.hashing import digest, digest_bytes
 from open_agent_compiler.model.registry import ResolvedConfig
+from open_agent_compiler.testing.capability import NOTHING_TO_CHECK, capability_checks
 from open_agent_compiler.testing.discovery import TestCase
 from open_agent_compiler.testing.evaluation import aggregate, run_evaluators
 from open_agent_compiler.testing.handlers import StartedHandler, start_handler
 from open_agent_compiler.testing.mocks import MockSession, resolve_mock
-from open_agent_compiler.testing.permissions import bash_action, permission_action
 from open_agent_compiler.testing.results import TestOutcome
 
 NOT_RUNNABLE = "no invoker wired: agent tests need one to run"
@@ -37,37 +37,6 @@ class RunSettings(BaseModel):
 def _check(kind: str, passed: bool, evidence: str) -> EvaluatorResult:
     return EvaluatorResult(evaluator_kind="capability", name=kind, passed=passed, score=1.0 if passed else 0.0,
                            evidence=evidence)
-
-
-def capability_checks(test: CapabilityTest, caps: Capabilities, postfix: str) -> list[EvaluatorResult]:
-    """The `must_*` fields of a capability test, each one check against the compiled capabilities."""
-    checks = []
-    rules = (
-        ("must_have_bash_patterns", test.must_have_bash_patterns, bash_action, True),
-        ("must_not_have_bash_patterns", test.must_not_have_bash_patterns, bash_action, False),
-        ("must_have_permissions", test.must_have_permissions, permission_action, True),
-        ("must_not_have_permissions", test.must_not_have_permissions, permission_action, False),
-    )
-    for field, items, lookup, wanted in rules:
-        for item in items:
-            action, how = lookup(caps, item)
-            checks.append(_check(field, (action == "allow") == wanted,
-                                 f"{how}; expected {'allow' if wanted else 'not allowed'}"))
-    for field, names, granted, wanted in (
-        ("must_have_tools", test.must_have_tools, caps.tools, True),
-        ("must_not_have_tools", test.must_not_have_tools, caps.tools, False),
-        ("must_have_skills", test.must_have_skills, caps.skills, True),
-        ("must_not_have_skills", test.must_not_have_skills, caps.skills, False),
-    ):
-        for name in names:
-            present = name in granted
-            checks.append(_check(field, present == wanted, f"{name!r} {'is' if present else 'is not'} granted"
-                                 f" (granted: {', '.join(granted) or 'none'})"))
-    for name in test.must_have_subagents:
-        found = name in caps.subagents or name + postfix in caps.subagents
-        checks.append(_check("must_have_subagents", found, f"subagent {name!r} {'is' if found else 'is not'} granted"
-                             f" (granted: {', '.join(caps.subagents) or 'none'})"))
-    return checks
 
 
 def _outcome(results: list[EvaluatorResult], *, empty_status: str, empty_reason: str, started: float,
@@ -114,8 +83,7 @@ def run_capability_test(case: TestCase, resolved: ResolvedConfig, settings: RunS
     results = capability_checks(case.test, caps, resolved.config.postfix)
     context = EvaluationContext(target=caps.model_dump(mode="json"), permissions=caps, judge=settings.judge)
     results += run_evaluators(case.test.evaluators, context)
-    return _outcome(results, empty_status="skipped", empty_reason="nothing to check: no must_* entries or evaluators",
-                    started=started)
+    return _outcome(results, empty_status="skipped", empty_reason=NOTHING_TO_CHECK, started=started)
 
 
 def _mock_of(case: TestCase, resolved: ResolvedConfig) -> tuple[MockResponse | None, str | None]:

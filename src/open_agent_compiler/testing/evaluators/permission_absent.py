@@ -6,8 +6,8 @@ from open_agent_compiler.testing.permissions import PermissionCheck
 
 
 class PermissionAbsentEvaluator(PermissionCheck):
-    """Every given check must resolve to "deny": "ask" counts as present. A bash pattern that is not listed
-    is only absent if the `*` fallback is missing or denies. Skips when there are no permissions."""
+    """Every given check must resolve to "deny": "ask" counts as present. A bash command or pattern is denied
+    when the last rule matching it denies, or no rule matches. Skips when there are no permissions."""
 
     kind: Literal["permission_absent"] = "permission_absent"
     wanted: ClassVar[str] = "deny"

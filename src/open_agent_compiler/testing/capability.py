@@ -1,0 +1,55 @@
+"""The `must_*` fields of a capability test, each one check against the capabilities read back from the
+compiled artifact (see `compiler.bash_match` for how commands are matched per harness).
+
+"ask" is never "allowed": a `must_have_*` entry holds only when the harness allows without asking, and a
+`must_not_have_*` entry holds when it asks or denies. Skills are checked against the skills the artifact
+grants, tools against the tools it describes, subagents against those it may call.
+"""
+
+from collections.abc import Callable
+
+from open_agent_compiler.model.core.capabilities import Capabilities
+from open_agent_compiler.model.core.evaluator import EvaluatorResult
+from open_agent_compiler.model.core.test_model import CapabilityTest
+from open_agent_compiler.testing.permissions import bash_action, permission_action
+
+NOTHING_TO_CHECK = "nothing to check: no must_* entries or evaluators"
+
+Lookup = Callable[[Capabilities, str], tuple[str, str]]
+
+
+def _check(kind: str, passed: bool, evidence: str) -> EvaluatorResult:
+    return EvaluatorResult(evaluator_kind="capability", name=kind, passed=passed, score=1.0 if passed else 0.0,
+                           evidence=evidence)
+
+
+def capability_checks(test: CapabilityTest, caps: Capabilities, postfix: str) -> list[EvaluatorResult]:
+    """One result per `must_*` entry of `test` (none when it has none: the caller reports NOTHING_TO_CHECK)."""
+    checks = []
+    actions: tuple[tuple[str, tuple[str, ...], Lookup, bool], ...] = (
+        ("must_have_bash_patterns", test.must_have_bash_patterns, bash_action, True),
+        ("must_not_have_bash_patterns", test.must_not_have_bash_patterns, bash_action, False),
+        ("must_have_permissions", test.must_have_permissions, permission_action, True),
+        ("must_not_have_permissions", test.must_not_have_permissions, permission_action, False),
+    )
+    for field, items, lookup, wanted in actions:
+        for item in items:
+            action, how = lookup(caps, item)
+            checks.append(_check(field, (action == "allow") == wanted,
+                                 f"{how}; expected {'allow' if wanted else 'not allowed'}"))
+    for field, names, granted, wanted in (
+        ("must_have_tools", test.must_have_tools, caps.tools, True),
+        ("must_not_have_tools", test.must_not_have_tools, caps.tools, False),
+        ("must_have_skills", test.must_have_skills, caps.skills, True),
+        ("must_not_have_skills", test.must_not_have_skills, caps.skills, False),
+    ):
+        what = field.rsplit("_", 1)[1][:-1]  # "tool" / "skill"
+        for name in names:
+            present = name in granted
+            checks.append(_check(field, present == wanted, f"{what} {name!r} {'is' if present else 'is not'} granted"
+                                 f" (granted {what}s: {', '.join(granted) or 'none'})"))
+    for name in test.must_have_subagents:
+        found = name in caps.subagents or name + postfix in caps.subagents
+        checks.append(_check("must_have_subagents", found, f"subagent {name!r} {'is' if found else 'is not'} granted"
+                             f" (granted: {', '.join(caps.subagents) or 'none'})"))
+    return checks
