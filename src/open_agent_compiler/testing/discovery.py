@@ -4,11 +4,14 @@ Ids: `capability:<slot>::<name>`, `tool:<tool>::<name>`, `agent:<slot>::<name>`.
 agents contributes its tests once; two different definitions behind one id are an error naming both places.
 """
 
-from typing import Literal
+import difflib
+import re
+from collections.abc import Iterable
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from open_agent_compiler.errors import RegistryError
+from open_agent_compiler.errors import OacError, RegistryError
 from open_agent_compiler.model.core.test_model import AgentTest, CapabilityTest, ToolTest
 from open_agent_compiler.model.core.tool import ToolDefinition
 from open_agent_compiler.model.registry import ResolvedAgent, ResolvedConfig
@@ -90,17 +93,94 @@ def discover(resolved: ResolvedConfig) -> list[TestCase]:
             add(TestCase(test_id=f"agent:{agent.slot}::{test.name}", kind="agent", name=test.name,
                          target_name=agent.compiled_name, where=f"{where} agent_tests", test=test,
                          slot=agent.slot, found_in=agent.slot))
+    _check_profiles(found.values(), resolved)
     for case in found.values():
-        profile = case.mock_profile
-        if profile is not None and profile not in resolved.mock_profiles:
-            known = ", ".join(sorted(resolved.mock_profiles)) or "none"
-            raise RegistryError(f"test {case.test_id!r} uses unknown mock profile {profile!r} (registered: {known})")
+        _check_text(case)
     return list(found.values())
 
 
-def select(cases: list[TestCase], *, kind: str | None = None, text: str | None = None) -> list[TestCase]:
-    """`kind` keeps one kind; `text` keeps tests whose name or id contains it."""
-    return [
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _bad_text(value: Any, path: str) -> str | None:
+    """The path of the first string under `value` holding a lone surrogate (not valid Unicode text), or None."""
+    if isinstance(value, str):
+        return path if _SURROGATE.search(value) else None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            found = _bad_text(key, f"{path} key") or _bad_text(item, f"{path}.{key}")
+            if found:
+                return found
+    elif isinstance(value, (list, tuple)):
+        for index, item in enumerate(value):
+            if found := _bad_text(item, f"{path}[{index}]"):
+                return found
+    return None
+
+
+def _check_text(case: TestCase) -> None:
+    """A test's input and prompts must be text a tool or a model can receive: no lone surrogates."""
+    test = case.test
+    where = None
+    if isinstance(test, ToolTest):
+        where = _bad_text(test.input, "input")
+    elif isinstance(test, AgentTest):
+        where = _bad_text(test.prompt, "prompt") or _bad_text([t.prompt for t in test.turns], "turns.prompt")
+    where = where or _bad_text(case.name, "name")
+    if where:
+        raise RegistryError(f"test {case.test_id.encode('utf-8', 'backslashreplace').decode()!r}: {where} holds "
+                            f"a lone surrogate, which is not valid Unicode text (no tool or model can receive it)")
+
+
+def closest(name: str, known: Iterable[str]) -> str:
+    """`, did you mean 'x'?` for the nearest known name, or '' when none is near."""
+    near = difflib.get_close_matches(name, list(known), n=1)
+    return f", did you mean {near[0]!r}?" if near else ""
+
+
+def _check_profiles(cases: Iterable[TestCase], resolved: ResolvedConfig) -> None:
+    """Every profile a test uses is registered, and every tool it mocks exists in the config: an entry for a
+    misspelt tool would silently leave the real handler running."""
+    tools = [r.tool.name for r in resolved.tools()]
+    checked: set[str] = set()
+    for case in cases:
+        profile = case.mock_profile
+        if profile is None or profile in checked:
+            continue
+        if profile not in resolved.mock_profiles:
+            known = ", ".join(sorted(resolved.mock_profiles)) or "none"
+            raise RegistryError(f"test {case.test_id!r} uses unknown mock profile {profile!r} (registered: {known})"
+                                + closest(profile, resolved.mock_profiles))
+        checked.add(profile)
+        for tool in resolved.mock_profiles[profile].responses:
+            if tool not in tools:
+                raise RegistryError(f"mock profile {profile!r} mocks tool {tool!r}, which config "
+                                    f"{resolved.config.name!r} does not have{closest(tool, tools)} "
+                                    f"(tools: {', '.join(sorted(tools)) or 'none'})")
+
+
+def _as_tuple(value: str | Iterable[str] | None) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    return (value,) if isinstance(value, str) else tuple(value)
+
+
+def select(cases: list[TestCase], *, kind: str | Iterable[str] | None = None,
+           text: str | Iterable[str] | None = None) -> list[TestCase]:
+    """Keep tests of any of the `kind`s whose name or id contains any of the `text`s (none given: all).
+
+    A selection that keeps nothing is an OacError: a run that checks nothing must not look green.
+    """
+    kinds, texts = _as_tuple(kind), tuple(t for t in _as_tuple(text) if t)
+    for wanted in kinds:
+        if wanted not in KINDS:
+            raise OacError(f"unknown test kind {wanted!r} (kinds: {', '.join(KINDS)})")
+    chosen = [
         c for c in cases
-        if (kind is None or c.kind == kind) and (not text or text in c.name or text in c.test_id)
+        if (not kinds or c.kind in kinds) and (not texts or any(t in c.name or t in c.test_id for t in texts))
     ]
+    if not chosen:
+        asked = " ".join([*(f"--kind {k}" for k in kinds), *(f"--filter {t!r}" for t in texts)])
+        why = f"{asked} matched none of the {len(cases)} tests" if asked else "the config has no tests"
+        raise OacError(f"no tests selected ({why})")
+    return chosen
