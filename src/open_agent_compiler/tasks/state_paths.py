@@ -1,0 +1,89 @@
+"""The engine's state under `.oac/`: checked before a run, and every OS or sqlite error on it turned into one
+line that names the path (exit 2), never a traceback.
+
+`check_state_paths` runs before any test: a `.oac` that is a file, a state database or cache file that is a
+directory, a build folder that is a file, or a folder oac cannot write are bad input, reported at once.
+Errors that only show up while writing (a full disk) go through `state_error`.
+"""
+
+import os
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from doit.exceptions import InvalidDodoFile
+
+from open_agent_compiler.errors import ResultsError
+
+if TYPE_CHECKING:
+    from open_agent_compiler.tasks.settings import TestOptions
+
+
+class StateError(ResultsError, InvalidDodoFile):
+    """oac's state cannot be used. Also a doit "user error", so raised inside doit it is printed as one line."""
+
+
+def describe(exc: BaseException) -> str:
+    """The reason of an OS or sqlite error, without its path (the caller names the path)."""
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror
+    return " ".join(str(exc).split()) or type(exc).__name__
+
+
+def state_error(path: Path | str, exc: BaseException, doing: str = "use") -> StateError:
+    """`cannot <doing> <path>: <reason>`; for a failed rename the destination is the culprit, not our temp file."""
+    where = getattr(exc, "filename2", None) or getattr(exc, "filename", None) or path
+    return StateError(f"cannot {doing} {where}: {describe(exc)}")
+
+
+@contextmanager
+def on_state(path: Path | str, doing: str) -> Iterator[None]:
+    """Any OS or sqlite error inside becomes a StateError naming `path`."""
+    try:
+        yield
+    except (OSError, sqlite3.Error) as exc:
+        raise state_error(path, exc, doing) from None
+
+
+def _first_blocker(path: Path) -> Path | None:
+    """The first existing component of `path` (below the filesystem root) that is not a directory."""
+    for part in reversed(path.parents[:-1]):
+        if part.exists() and not part.is_dir():
+            return part
+    return None
+
+
+def _nearest_existing(path: Path) -> Path:
+    for candidate in (path, *path.parents):
+        if candidate.exists():
+            return candidate
+    return Path(path.anchor)
+
+
+def _check(path: Path, *, folder: bool) -> None:
+    blocker = _first_blocker(path)
+    if blocker is not None:
+        raise StateError(f"{blocker} is not a directory, but oac keeps {path} there")
+    if folder and path.exists() and not path.is_dir():
+        raise StateError(f"{path} is not a directory (oac keeps its state there)")
+    if not folder and path.is_dir():
+        raise StateError(f"{path} is a directory, but oac needs a file there")
+    existing = _nearest_existing(path if folder else path.parent)
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise StateError(f"cannot write {existing}: read-only (oac keeps {path} there)")
+
+
+def check_state_paths(options: "TestOptions") -> None:
+    """Raise StateError for the first state path a run could not use. Creates nothing."""
+    state = options.state_dir
+    for folder in (state, state / "build", options.build_dir, state / "render-memo", state / "key-cache"):
+        _check(folder, folder=True)
+    files = [options.state_db, Path(f"{options.state_db}-wal"), Path(f"{options.state_db}-shm"),
+             state / "render-memo" / f"{options.dialect}.json", state / "key-cache" / f"{options.dialect}.json",
+             options.results_path]
+    if options.junit_path is not None:
+        files.append(options.junit_path)
+    for file in files:
+        _check(file, folder=False)
