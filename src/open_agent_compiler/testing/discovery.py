@@ -5,6 +5,7 @@ agents contributes its tests once; two different definitions behind one id are a
 """
 
 import difflib
+import json
 import re
 from collections.abc import Iterable
 from typing import Any, Literal
@@ -93,10 +94,10 @@ def discover(resolved: ResolvedConfig) -> list[TestCase]:
             add(TestCase(test_id=f"agent:{agent.slot}::{test.name}", kind="agent", name=test.name,
                          target_name=agent.compiled_name, where=f"{where} agent_tests", test=test,
                          slot=agent.slot, found_in=agent.slot))
-    _check_profiles(found.values(), resolved)
-    for case in found.values():
-        _check_text(case)
-    return list(found.values())
+    cases = list(found.values())
+    _check_profiles(cases, resolved)
+    _check_texts(cases)
+    return cases
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -118,18 +119,41 @@ def _bad_text(value: Any, path: str) -> str | None:
     return None
 
 
-def _check_text(case: TestCase) -> None:
-    """A test's input and prompts must be text a tool or a model can receive: no lone surrogates."""
+def _encodes(value: Any) -> bool:
+    """True when `value` is valid Unicode all through (the fast path: one C-level encode, no walk)."""
+    try:
+        json.dumps(value, ensure_ascii=False, default=str).encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    except (TypeError, ValueError):
+        return True  # not JSON at all: not this check's business
+    return True
+
+
+def _texts(case: TestCase) -> dict[str, Any]:
+    """What of a test reaches a tool or a model as text: its input, its prompts."""
     test = case.test
-    where = None
     if isinstance(test, ToolTest):
-        where = _bad_text(test.input, "input")
-    elif isinstance(test, AgentTest):
-        where = _bad_text(test.prompt, "prompt") or _bad_text([t.prompt for t in test.turns], "turns.prompt")
-    where = where or _bad_text(case.name, "name")
-    if where:
-        raise RegistryError(f"test {case.test_id.encode('utf-8', 'backslashreplace').decode()!r}: {where} holds "
-                            f"a lone surrogate, which is not valid Unicode text (no tool or model can receive it)")
+        return {"input": test.input}
+    if isinstance(test, AgentTest):
+        return {"prompt": test.prompt, "turns.prompt": [t.prompt for t in test.turns]}
+    return {}
+
+
+def _check_texts(cases: list[TestCase]) -> None:
+    """Test inputs and prompts must be text a tool or a model can receive: no lone surrogates. One encode of
+    all of them is the fast path; only when it fails is each test walked to name the culprit."""
+    everything = [c.test.input if isinstance(c.test, ToolTest) else _texts(c) for c in cases
+                  if not isinstance(c.test, CapabilityTest)]
+    if _encodes(everything):
+        return
+    for case in cases:
+        texts = _texts(case)
+        where = next((found for path, value in texts.items() if (found := _bad_text(value, path))), None)
+        if where:
+            raise RegistryError(f"test {case.test_id.encode('utf-8', 'backslashreplace').decode()!r}: {where} "
+                                f"holds a lone surrogate, which is not valid Unicode text (no tool or model can "
+                                f"receive it)")
 
 
 def closest(name: str, known: Iterable[str]) -> str:
@@ -138,10 +162,11 @@ def closest(name: str, known: Iterable[str]) -> str:
     return f", did you mean {near[0]!r}?" if near else ""
 
 
-def _check_profiles(cases: Iterable[TestCase], resolved: ResolvedConfig) -> None:
+def _check_profiles(cases: list[TestCase], resolved: ResolvedConfig) -> None:
     """Every profile a test uses is registered, and every tool it mocks exists in the config: an entry for a
     misspelt tool would silently leave the real handler running."""
-    tools = [r.tool.name for r in resolved.tools()]
+    tested: set[str] | None = None  # tools with tests: almost every entry is found here, cheaply
+    every: set[str] | None = None  # all reachable tools, collected only when an entry is not in `tested`
     checked: set[str] = set()
     for case in cases:
         profile = case.mock_profile
@@ -152,11 +177,17 @@ def _check_profiles(cases: Iterable[TestCase], resolved: ResolvedConfig) -> None
             raise RegistryError(f"test {case.test_id!r} uses unknown mock profile {profile!r} (registered: {known})"
                                 + closest(profile, resolved.mock_profiles))
         checked.add(profile)
+        if tested is None:
+            tested = {c.target_name for c in cases if c.kind == "tool"}
         for tool in resolved.mock_profiles[profile].responses:
-            if tool not in tools:
+            if tool in tested:
+                continue
+            if every is None:
+                every = {r.tool.name for r in resolved.tools()}
+            if tool not in every:
+                listed = f" (tools: {', '.join(sorted(every)) or 'none'})" if len(every) <= 12 else ""
                 raise RegistryError(f"mock profile {profile!r} mocks tool {tool!r}, which config "
-                                    f"{resolved.config.name!r} does not have{closest(tool, tools)} "
-                                    f"(tools: {', '.join(sorted(tools)) or 'none'})")
+                                    f"{resolved.config.name!r} does not have{closest(tool, every)}{listed}")
 
 
 def _as_tuple(value: str | Iterable[str] | None) -> tuple[str, ...]:
