@@ -158,3 +158,24 @@ def test_required_and_closed_objects() -> None:
 def test_a_value_always_matches_the_empty_schema_and_never_the_false_one(value: object) -> None:
     assert first_violation(value, {}) is None
     assert first_violation(value, False) is not None
+
+
+COUNTING_AGENTS = AGENTS.replace(
+    'tool("broken-handler", None, [ToolTest(name="handler-breaks-output", input={"q": "a"})], handler="handler.py"),',
+    'tool("broken-handler", None, [ToolTest(name="handler-breaks-output", input={"q": "a"}), '
+    'ToolTest(name="handler-bad-input", input={"q": 7})], handler="handler.py"),')
+COUNTING_HANDLER = HANDLER.replace("    q: str\n", "    q: str | int\n").replace("    def execute(self, input: In) -> Out:\n",
+                                   "    def execute(self, input: In) -> Out:\n"
+                                   "        with open('executions.log', 'a') as log:\n"
+                                   "            log.write(repr(input.q) + '\\n')\n")
+
+
+def test_a_handler_is_never_started_for_an_input_that_breaks_the_schema(tmp_path: Path) -> None:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "schema_agents.py").write_text(COUNTING_AGENTS)
+    (tmp_path / "handler.py").write_text(COUNTING_HANDLER)
+    done = oac(tmp_path, "test", "schema_agents:registry", "--config", "prod", "--filter", "handler-")
+    assert "  FAIL 'handler-bad-input': input_schema: test input breaks tool 'broken-handler''s input_schema: " \
+           "$.q: expected string, got integer 7" in done.stdout.splitlines()
+    # started early by the prefetch, the handler would have run (the schema says q is a string; 7 was sent)
+    assert (tmp_path / "executions.log").read_text().splitlines() == ["'a'"]

@@ -106,3 +106,11 @@ def test_profile_mocking_a_misspelt_tool_names_the_closest(root: Path) -> None:
     done = oac(root, "test", *ARGS)
     one_line(done, "mock profile 'ci' mocks tool 'echo-tol'", "did you mean 'echo-tool'?")
     assert records(root) == []
+
+
+def test_green_skips_next_to_not_runnable_tests_are_verified_not_silent(root: Path) -> None:
+    assert oac(root, "test", *ARGS).returncode == 0
+    again = oac(root, "test", *ARGS, "--kind", "capability", "--kind", "agent")
+    # the capability tests were checked by an earlier green run under the same key: that is not "nothing checked"
+    assert again.returncode == 0 and again.stderr == "", again.stderr
+    assert summary(again.stdout) == SUMMARY.format(3, 0, 0, 2, 1)
