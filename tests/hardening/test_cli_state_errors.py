@@ -41,7 +41,7 @@ def test_unusable_state_path_is_one_line_before_anything_runs(make, rel: str, cu
     make(root / rel)
     before = sorted(p.relative_to(root).as_posix() for p in root.rglob("*"))
     done = oac(root, "test", *ARGS)
-    one_line(done, culprit)
+    one_line(done, culprit, "is not a directory" if make is _file else "is a directory, but oac needs a file")
     assert "discovered=" not in done.stdout  # refused before any test ran
     assert sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if "__pycache__" not in p.parts) == \
         [p for p in before if "__pycache__" not in p]

@@ -4,7 +4,6 @@ One validation for both sources: every value, typed on the command line or read 
 `TestOptions` and its field constraints; an error names the flag or the file and key it came from.
 """
 
-import math
 import os
 import tomllib
 from pathlib import Path
@@ -50,13 +49,6 @@ class TestOptions(BaseModel):
         if value is None:
             return ()
         return (value,) if isinstance(value, str) else value
-
-    @field_validator("timeout")
-    @classmethod
-    def _finite(cls, value: float) -> float:
-        if not math.isfinite(value):  # allow_inf_nan does not cover ints parsed from TOML; belt and braces
-            raise ValueError("must be a finite number of seconds")
-        return value
 
     @property
     def root(self) -> Path:
