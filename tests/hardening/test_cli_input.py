@@ -116,3 +116,12 @@ def test_lone_surrogate_in_a_test_input_is_one_line(tmp_path: Path) -> None:
                                                  'input={"text": ["ok", "hi\\ud800"]}, mock_profile="ci"'))
     one_line(oac(root, "test", *ARGS), "'tool:echo-tool::echo-via-profile'", "input.text[1]", "lone surrogate")
     assert not (root / ".oac" / "test_results.jsonl").exists()
+
+
+@pytest.mark.parametrize("flag", ["--variant", "--filter", "--config"])
+def test_undecodable_bytes_in_an_option_are_refused_by_the_one_validation(flag: str, tmp_path: Path) -> None:
+    root = quickstart(tmp_path)
+    line = one_line(oac(root, "test", "agents:registry", *(("--config", "prod") if flag != "--config" else ()),
+                        flag, "bad\udcff"), f"bad test option {flag}")  # pydantic or our own rule says why
+    assert "\\udcff" in line
+    assert not (root / ".oac" / "test_results.jsonl").exists()

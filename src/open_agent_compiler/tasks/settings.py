@@ -50,6 +50,18 @@ class TestOptions(BaseModel):
             return ()
         return (value,) if isinstance(value, str) else value
 
+    @field_validator("factory", "config", "dialect", "variant", "filter", "kind")
+    @classmethod
+    def _valid_text(cls, value: Any) -> Any:
+        """Names end up in keys, records and paths: undecodable bytes on the command line are refused here."""
+        for text in (value,) if isinstance(value, str) else value or ():
+            if isinstance(text, str) and not text.isascii():
+                try:
+                    text.encode("utf-8")
+                except UnicodeEncodeError:
+                    raise ValueError("must be valid UTF-8 text") from None
+        return value
+
     @property
     def root(self) -> Path:
         return self.project_root.resolve()
