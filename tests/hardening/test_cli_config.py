@@ -101,3 +101,15 @@ def test_junit_stays_parseable_with_control_characters_in_evidence(tmp_path: Pat
     failure = ET.parse(root / "junit.xml").getroot().find("testcase/failure")
     assert failure is not None
     assert "red \\x1b[31m nul \\x00 bell \\x07 vt \\x0b end \\ufffe" in failure.get("message", "")
+
+
+def test_doit_test_with_an_unusable_state_folder_is_one_line(tmp_path: Path) -> None:
+    root = quickstart(tmp_path)
+    (root / "dodo.py").write_text("from open_agent_compiler.tasks import DOIT_CONFIG, task_test  # noqa: F401\n")
+    (root / "pyproject.toml").write_text(TABLE)
+    (root / ".oac").write_text("a file\n")
+    done = subprocess.run([DOIT, "test"], cwd=root, capture_output=True, text=True, timeout=120)
+    assert done.returncode != 0 and "Traceback" not in done.stdout + done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and ".oac" in lines[0] and "a file is where oac needs a directory" in lines[0], lines
+    assert (root / ".oac").read_text() == "a file\n"

@@ -27,6 +27,8 @@ class StateError(ResultsError, InvalidDodoFile):
 
 def describe(exc: BaseException) -> str:
     """The reason of an OS or sqlite error, without its path (the caller names the path)."""
+    if isinstance(exc, (FileExistsError, NotADirectoryError)):  # mkdir over a file, or a file as a folder
+        return f"{exc.strerror}: a file is where oac needs a directory"
     if isinstance(exc, OSError) and exc.strerror:
         return exc.strerror
     return " ".join(str(exc).split()) or type(exc).__name__
