@@ -35,8 +35,8 @@ class TestOptions(BaseModel):
     filter: tuple[str, ...] = ()
     kind: tuple[str, ...] = ()
     variant: str | None = None
-    jobs: int = Field(default=1, ge=1)
-    timeout: float = Field(default=60.0, gt=0, allow_inf_nan=False)
+    jobs: int = Field(default=1, ge=1, strict=True)  # strict: `jobs = true` in TOML is a mistake, not 1
+    timeout: float = Field(default=60.0, gt=0, allow_inf_nan=False, strict=True)
     hermetic: bool = False
     strict: bool = False
     junit: Path | None = None
