@@ -2,6 +2,7 @@
 
 import os
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -9,7 +10,9 @@ from open_agent_compiler.cli.errors import one_line_errors
 from open_agent_compiler.compiler.dialects import DEFAULT_DIALECT, DIALECTS, get_dialect
 from open_agent_compiler.compiler.manifest import MANIFEST_PATH
 from open_agent_compiler.compiler.writer import NOT_OURS, WriteReport, write_output
+from open_agent_compiler.errors import OacError
 from open_agent_compiler.model.factory import load_registry
+from open_agent_compiler.tasks.settings import ProjectSettings, find_project
 
 ALL = "all"
 
@@ -46,13 +49,48 @@ def print_report(report: WriteReport, verbose: bool) -> None:
     )
 
 
+def _setting(project: ProjectSettings, key: str) -> Any:
+    value = project.values.get(key)
+    if key == "dialect" and isinstance(value, list) and all(isinstance(v, str) for v in value):
+        value = tuple(value)
+    elif value is not None and not isinstance(value, str):
+        raise OacError(f"{project.where(key)} must be a string, not {type(value).__name__}")
+    if key == "dialect" and value is not None:
+        for name in (value,) if isinstance(value, str) else value:
+            if name not in (*DIALECTS, ALL):
+                raise OacError(f"{project.where(key)}: unknown dialect {name!r} (dialects: {', '.join(DIALECTS)}, all)")
+        return (value,) if isinstance(value, str) else value
+    return value
+
+
+def compile_request(factory: str | None, config: str | None, target: Path | None,
+                    dialects: tuple[str, ...]) -> tuple[Path, str, str, Path, tuple[str, ...]]:
+    """(project root, factory, config, target, dialects): the command line wins over `[tool.oac]` (found upwards
+    from the current directory). A target from the table is relative to the project root."""
+    project = find_project(Path.cwd())
+    factory = factory or _setting(project, "factory")
+    config = config or _setting(project, "config")
+    if not factory:
+        raise OacError("no factory given: pass FACTORY or set factory in [tool.oac] of pyproject.toml")
+    if not config:
+        raise OacError("no config given: pass --config or set config in [tool.oac] of pyproject.toml")
+    if target is None:
+        configured = _setting(project, "target")
+        if not configured:
+            raise OacError("no target given: pass --target or set target in [tool.oac] of pyproject.toml")
+        target = project.root / configured
+    return project.root, factory, config, target, dialects or _setting(project, "dialect") or ()
+
+
 @click.command("compile")
-@click.argument("factory")
-@click.option("--config", "config_name", required=True, help="Compilation config to compile.")
-@click.option("--target", required=True, type=click.Path(file_okay=False, path_type=Path),
-              help="Directory to write into (usually the project root the harness runs in).")
+@click.argument("factory", required=False)
+@click.option("--config", "config_name", help="Compilation config to compile (default: [tool.oac] config).")
+@click.option("--target", type=click.Path(file_okay=False, path_type=Path),
+              help="Directory to write into (usually the project root the harness runs in; default: [tool.oac] "
+                   "target).")
 @click.option("--dialect", "dialects", multiple=True, type=click.Choice([*DIALECTS, ALL]),
-              help=f"Harness to compile for; repeat for several, or 'all' (default {DEFAULT_DIALECT}).")
+              help=f"Harness to compile for; repeat for several, or 'all' (default: [tool.oac] dialect, else "
+                   f"{DEFAULT_DIALECT}).")
 @click.option("--clean", is_flag=True,
               help="Take back what earlier compiles wrote for these dialects (only files still unchanged) and "
                    "write nothing.")
@@ -62,14 +100,15 @@ def print_report(report: WriteReport, verbose: bool) -> None:
 @click.option("--dry-run", is_flag=True, help="Check and report, change nothing.")
 @click.option("-v", "--verbose", is_flag=True, help="Also list unchanged files.")
 @one_line_errors
-def compile_command(factory: str, config_name: str, target: Path, dialects: tuple[str, ...], clean: bool,
-                    adopt: bool, dry_run: bool, verbose: bool) -> None:
+def compile_command(factory: str | None, config_name: str | None, target: Path | None, dialects: tuple[str, ...],
+                    clean: bool, adopt: bool, dry_run: bool, verbose: bool) -> None:
     """Compile config --config of FACTORY (module:callable returning an AgentRegistry) into --target.
 
     Only files oac wrote are ever replaced or removed; user files, settings keys and rules stay.
     """
-    resolved = load_registry(factory).resolve_config(config_name)
-    outputs = [get_dialect(name).compile(resolved, source_root=Path.cwd()) for name in dialect_names(dialects)]
+    root, factory, config_name, target, dialects = compile_request(factory, config_name, target, dialects)
+    resolved = load_registry(factory, str(root)).resolve_config(config_name)
+    outputs = [get_dialect(name).compile(resolved, source_root=root) for name in dialect_names(dialects)]
     previews = [write_output(o, target, dialect=o.dialect, clean=clean, dry_run=True, adopt=adopt) for o in outputs]
     if dry_run:
         for report in previews:

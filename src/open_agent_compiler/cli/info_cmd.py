@@ -1,10 +1,14 @@
 """`oac info`: what a registry holds (configs, templates, agents, mock profiles) and the known dialects."""
 
+from pathlib import Path
+
 import click
 
 from open_agent_compiler.cli.errors import one_line_errors
 from open_agent_compiler.compiler.dialects import DIALECTS
+from open_agent_compiler.errors import OacError
 from open_agent_compiler.model.factory import load_registry
+from open_agent_compiler.tasks.settings import find_project
 from open_agent_compiler.model.registry import AgentRegistry
 
 
@@ -41,8 +45,14 @@ def dialect_lines() -> list[str]:
 @click.option("--dialects", "show_dialects", is_flag=True, help="Also list the dialects oac compiles for.")
 @one_line_errors
 def info_command(factory: str | None, show_dialects: bool) -> None:
-    """Show what FACTORY (module:callable) registers; without FACTORY, list the dialects."""
-    lines = registry_lines(load_registry(factory)) if factory else []
+    """Show what FACTORY (module:callable; default: [tool.oac] factory) registers; without any, list the dialects."""
+    project = find_project(Path.cwd())
+    if factory is None:
+        configured = project.values.get("factory")
+        if configured is not None and not isinstance(configured, str):
+            raise OacError(f"{project.where('factory')} must be a string, not {type(configured).__name__}")
+        factory = configured or None
+    lines = registry_lines(load_registry(factory, str(project.root))) if factory else []
     if show_dialects or not factory:
         lines += dialect_lines()
     click.echo("\n".join(lines))

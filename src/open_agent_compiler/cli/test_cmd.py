@@ -6,36 +6,50 @@ from pathlib import Path
 import click
 
 from open_agent_compiler.cli.errors import one_line_errors
+from open_agent_compiler.errors import OacError
 from open_agent_compiler.compiler.dialects import DIALECTS
 from open_agent_compiler.tasks.run import run_tests
 from open_agent_compiler.tasks.settings import build_options
 from open_agent_compiler.testing.discovery import KINDS
 
 
+def _one(values: tuple[str, ...], flag: str) -> str | None:
+    """`oac test` checks one dialect per run: a repeated flag is refused, never silently reduced to its last."""
+    if len(set(values)) > 1:
+        raise OacError(f"{flag} given {len(values)} times ({', '.join(values)}); oac test checks one per "
+                               f"run: run it once for each")
+    return values[0] if values else None
+
+
 @click.command("test")
 @click.argument("factory", required=False)
 @click.option("--config", "config", help="Compilation config to test (default: [tool.oac] config).")
-@click.option("--dialect", type=click.Choice(sorted(DIALECTS)), help="Dialect whose compiled artifact capability tests inspect (default opencode).")
+@click.option("--dialect", multiple=True, type=click.Choice(sorted(DIALECTS)),
+              help="Dialect whose compiled artifact capability tests inspect (default opencode; one per run).")
 @click.option("--results", type=click.Path(path_type=Path), help="JSONL results file (default .oac/test_results.jsonl).")
 @click.option("--force", is_flag=True, default=None, help="Run every test, ignoring green state.")
-@click.option("--filter", "filter_", help="Only tests whose name or id contains this text.")
-@click.option("--kind", type=click.Choice(KINDS), help="Only tests of this kind.")
+@click.option("--filter", "filter_", multiple=True,
+              help="Only tests whose name or id contains this text (repeat: any of them).")
+@click.option("--kind", multiple=True, type=click.Choice(KINDS), help="Only tests of this kind (repeat: any of them).")
 @click.option("--variant", help="Variant label, part of every test's key and record.")
-@click.option("-n", "--jobs", type=click.IntRange(min=1), help="Run tests in N processes.")
-@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), help="Seconds a real handler may run (default 60).")
+# -n/--timeout are checked by TestOptions, the same validation [tool.oac] values get
+@click.option("-n", "--jobs", type=int, help="Run tests in N processes (N >= 1).")
+@click.option("--timeout", type=float, help="Seconds a real handler may run (finite, > 0; default 60).")
 @click.option("--hermetic", is_flag=True, default=None, help="Fail any test that would run a real handler (also OAC_HERMETIC=1).")
+@click.option("--strict", is_flag=True, default=None,
+              help="Also fail tests that are not runnable or checked nothing (every evaluator skipped).")
 @click.option("--junit", type=click.Path(path_type=Path), help="Also write JUnit XML here.")
 @click.option("--explain", is_flag=True, default=None, help="Say why each test runs or is skipped.")
 @click.option("-v", "--verbose", is_flag=True, default=None, help="Print a line for every test.")
 @one_line_errors
-def test_command(factory: str | None, config: str | None, dialect: str | None, results: Path | None,
-                 force: bool | None, filter_: str | None, kind: str | None, variant: str | None,
-                 jobs: int | None, timeout: float | None, hermetic: bool | None, junit: Path | None,
-                 explain: bool | None, verbose: bool | None) -> None:
+def test_command(factory: str | None, config: str | None, dialect: tuple[str, ...], results: Path | None,
+                 force: bool | None, filter_: tuple[str, ...], kind: tuple[str, ...], variant: str | None,
+                 jobs: int | None, timeout: float | None, hermetic: bool | None, strict: bool | None,
+                 junit: Path | None, explain: bool | None, verbose: bool | None) -> None:
     """Run the tests of FACTORY (module:callable returning an AgentRegistry) for one config."""
     options = build_options(Path.cwd(), {
-        "factory": factory, "config": config, "dialect": dialect, "results": results, "force": force,
-        "filter": filter_, "kind": kind, "variant": variant, "jobs": jobs, "timeout": timeout,
-        "hermetic": hermetic, "junit": junit, "explain": explain, "verbose": verbose,
+        "factory": factory, "config": config, "dialect": _one(dialect, "--dialect"), "results": results,
+        "force": force, "filter": filter_, "kind": kind, "variant": variant, "jobs": jobs, "timeout": timeout,
+        "hermetic": hermetic, "strict": strict, "junit": junit, "explain": explain, "verbose": verbose,
     })
     sys.exit(run_tests(options, process_ends=True))  # `main` ends the process right after

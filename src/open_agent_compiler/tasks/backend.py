@@ -19,6 +19,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from open_agent_compiler.tasks.state_paths import state_error
+
 FAILED = "_failed_"
 FLUSH_SECONDS = 0.25
 BUSY_TIMEOUT_MS = 60_000
@@ -39,12 +41,12 @@ class OacStateDB:
         self._green: dict[str, tuple[str | None, str | None]] = {}
         self._dirty: set[str] = set()
         self._last_flush = time.monotonic()
-        Path(name).parent.mkdir(parents=True, exist_ok=True)
         try:
+            Path(name).parent.mkdir(parents=True, exist_ok=True)
             self._conn = self._open(name)
             self._load()
-        except sqlite3.OperationalError:
-            raise  # locked, read-only, out of space: a real problem, not a corrupt file to move aside
+        except (sqlite3.OperationalError, OSError) as exc:  # locked, read-only, out of space: not corrupt
+            raise state_error(name, exc, "open the state database") from None
         except sqlite3.DatabaseError as exc:
             self._move_aside(name, exc)
             self._conn = self._open(name)
@@ -152,10 +154,13 @@ class OacStateDB:
             "insert or replace into doit (task_id, task_data, green_key, green_at) values (?, ?, ?, ?)", rows))
 
     def _write(self, work: Any) -> None:
-        self._conn.execute("begin immediate")
         try:
-            work(self._conn)
-        except BaseException:
-            self._conn.execute("rollback")
-            raise
-        self._conn.execute("commit")
+            self._conn.execute("begin immediate")
+            try:
+                work(self._conn)
+            except BaseException:
+                self._conn.execute("rollback")
+                raise
+            self._conn.execute("commit")
+        except (sqlite3.OperationalError, OSError) as exc:  # e.g. a full disk: one line naming the file
+            raise state_error(self.name, exc, "write the state database") from None

@@ -10,15 +10,28 @@ from open_agent_compiler.errors import OacError
 from open_agent_compiler.tasks.gc_tuning import RUN_THRESHOLDS
 from open_agent_compiler.tasks.graph import TestPlan
 from open_agent_compiler.testing import zygote
+from open_agent_compiler.tasks.junit import write_junit
 from open_agent_compiler.tasks.reporter import OacReporter
 from open_agent_compiler.tasks.settings import STATE_DB, STATE_DIR, build_options
+
+
+class DoitTestReporter(OacReporter):
+    """`doit test`'s reporter: also writes the JUnit file of `[tool.oac] junit`, as `oac test --junit` does."""
+
+    def complete_run(self) -> None:
+        plans = list(self._plans)
+        super().complete_run()
+        for plan in plans:
+            if plan.options.junit_path is not None:
+                write_junit(plan.options.junit_path, self.tally)
+
 
 DOIT_CONFIG: dict[str, Any] = {
     "dep_file": f"{STATE_DIR}/{STATE_DB}",
     "backend": "oac",
     "continue": True,
     "verbosity": 0,
-    "reporter": OacReporter,
+    "reporter": DoitTestReporter,
 }
 
 

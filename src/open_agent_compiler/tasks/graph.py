@@ -31,7 +31,7 @@ from open_agent_compiler.tasks.backend import OacStateDB
 from open_agent_compiler.tasks.build_sync import sync_build
 from open_agent_compiler.tasks.memo_store import load_key_cache, load_memo, save_key_cache, save_memo
 from open_agent_compiler.tasks.settings import TestOptions
-from open_agent_compiler.tasks.state_paths import check_state_paths
+from open_agent_compiler.tasks.state_paths import check_state_paths, on_state, state_error
 
 TEST_GROUP = "test"
 COMPILE_GROUP = "oac_compile"
@@ -69,7 +69,8 @@ class TestPlan:
         self.dialect = get_dialect(options.dialect)
         self.cases = select(discover(self.resolved), kind=options.kind, text=options.filter)
         self.settings = RunSettings(project_root=root, build_dir=options.build_dir, dialect=options.dialect,
-                                    timeout=options.timeout, hermetic=options.hermetic)
+                                    timeout=options.timeout, hermetic=options.hermetic,
+                                    strict=options.strict)
         self.compile_task = f"{COMPILE_GROUP}:{task_name(options.config, options.dialect)}"
         self.needs_compile = any(case.kind != "tool" for case in self.cases)
         self.output = None
@@ -77,7 +78,8 @@ class TestPlan:
             memo_path = options.state_dir / "render-memo" / f"{options.dialect}.json"
             memo = load_memo(memo_path)
             self.output = self.dialect.compile(self.resolved, source_root=root, memo=memo)
-            save_memo(memo_path, memo)
+            with on_state(memo_path, "write the cache"):
+                save_memo(memo_path, memo)
         self.contents = contents = self.output.file_map() if self.output is not None else {}
         self.compiled_paths = sorted(contents)
         self.compiled_key = digest([(path, digest_bytes(contents[path])) for path in self.compiled_paths])
@@ -102,7 +104,8 @@ class TestPlan:
         cache = load_key_cache(cache_path)
         keys = cache.keys(self.cases, self.resolved, self.artifact_digests, self.options.dialect, self.options.variant,
                           self.parts_of)
-        save_key_cache(cache_path, cache)
+        with on_state(cache_path, "write the cache"):
+            save_key_cache(cache_path, cache)
         return keys
 
     def parts_of(self, test_id: str) -> KeyParts:
@@ -198,10 +201,13 @@ def retire(run_id: str) -> None:
 
 
 # actions: module-level so that doit's process pool can run them ---------------------------------------------
-def compile_action(run_id: str, task: Any) -> None:
+def compile_action(run_id: str, task: Any) -> None | TaskFailed:
     plan = plan_for(run_id)
     previous = Globals.dep_manager.get_values(task.name).get("files", {}) if Globals.dep_manager else {}
-    task.values["files"] = sync_build(plan.contents, plan.options.build_dir, previous)
+    try:
+        task.values["files"] = sync_build(plan.contents, plan.options.build_dir, previous)
+    except OSError as exc:  # one line naming the path, not doit's traceback
+        return TaskFailed(str(state_error(plan.options.build_dir, exc, "write the build")))
     task.values["compiled"] = plan.compiled_key
 
 

@@ -7,12 +7,14 @@ from pathlib import Path
 from typing import Any
 
 from open_agent_compiler import fsio
+from open_agent_compiler.testing.xml_text import xml_safe
 
 
 def write_junit(path: Path, tally: Any) -> None:
     suite = ET.Element("testsuite", name="oac", tests=str(len(tally.rows)), failures=str(tally.failed),
                        skipped=str(tally.skipped + tally.not_runnable), errors=str(len(tally.errors)))
     for test_id, name, status, duration, message in tally.rows:
+        test_id, name, message = xml_safe(test_id), xml_safe(name), xml_safe(message)  # evidence may hold \x1b
         classname, _, _ = test_id.partition("::")
         case = ET.SubElement(suite, "testcase", classname=classname, name=name, time=f"{duration:.6f}")
         if status == "fail":

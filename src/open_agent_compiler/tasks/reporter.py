@@ -60,6 +60,7 @@ class OacReporter:
         self._run_logs: dict[str, ResultsLog] = {}
         self._force = bool(self.options.get("always_execute"))
         self._plans: list[TestPlan] = []
+        self._task_failures: dict[str, str] = {}  # non-test task (a compile) → why it failed
 
     # helpers ------------------------------------------------------------------------------------------------
     @staticmethod
@@ -166,11 +167,14 @@ class OacReporter:
         if info is None:
             message = " ".join(str(exception.get_msg() if hasattr(exception, "get_msg") else exception).split())
             self.tally.errors.append(f"{task.name}: {message}")
+            self._task_failures[task.name] = message[:300]  # told again in the FAIL of each test that needed it
             self._say(f"  ERROR {task.name}: {message[:500]}")
             return
         outcome = (task.meta or {}).pop("oac_outcome", None)
         if outcome is None:  # never reached our action: a dependency failed, or doit itself refused
             text = " ".join(str(exception.get_msg() if hasattr(exception, "get_msg") else exception).split())
+            if isinstance(exception, UnmetDependency):  # name the cause (e.g. the build path), not only the task
+                text = "; ".join(f"{name} failed: {self._task_failures.get(name, 'see above')}" for name in text.split())
             evidence = EvaluatorResult(evaluator_kind="engine", name="engine", passed=False, score=0.0,
                                        evidence=text[:500])
             outcome = TestOutcome(status="fail", score=0.0, evidence=(evidence,))

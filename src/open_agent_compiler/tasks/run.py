@@ -11,6 +11,7 @@ from doit.loader import generate_tasks
 from open_agent_compiler.tasks.gc_tuning import fewer_collections
 from open_agent_compiler.tasks.parallel import prefetching_runner
 from open_agent_compiler.testing import zygote
+from open_agent_compiler.testing.strict import nothing_verified
 from open_agent_compiler.tasks.graph import TEST_GROUP, TestPlan
 from open_agent_compiler.tasks.junit import write_junit
 from open_agent_compiler.tasks.reporter import OacReporter
@@ -74,8 +75,12 @@ def _run_tests(options: TestOptions, out: TextIO) -> int:
         return 130
     if options.junit:
         write_junit(options.junit if options.junit.is_absolute() else options.root / options.junit, reporter.tally)
-    if reporter.tally.failed:
+    tally = reporter.tally
+    if tally.failed:
         return 1
-    if code == 3 or reporter.tally.errors:
-        return 2 if not reporter.tally.discovered else 1
+    if code == 3 or tally.errors:
+        return 2 if not tally.discovered else 1
+    if unverified := nothing_verified(tally.passed, tally.failed, tally.skipped, tally.not_runnable):
+        print(f"oac: {unverified}", file=sys.stderr)
+        return 2
     return 0

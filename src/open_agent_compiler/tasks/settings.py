@@ -1,37 +1,66 @@
-"""Options of a test run, from the command line or from `[tool.oac]` in pyproject.toml."""
+"""Options of a test run, from the command line or from `[tool.oac]` in pyproject.toml.
+
+One validation for both sources: every value, typed on the command line or read from the table, goes through
+`TestOptions` and its field constraints; an error names the flag or the file and key it came from.
+"""
 
 import os
 import tomllib
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from open_agent_compiler.errors import OacError
 
 STATE_DIR = ".oac"
 STATE_DB = "doit-state.sqlite3"
+PYPROJECT = "pyproject.toml"
+# keys of [tool.oac] that only `oac compile` reads; `oac test` accepts and ignores them
+COMPILE_ONLY_KEYS = ("target",)
+_FLAGS = {"factory": "FACTORY argument", "jobs": "--jobs", "kind": "--kind", "filter": "--filter"}
 
 
 class TestOptions(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
     __test__ = False
 
-    factory: str
-    config: str
+    factory: str = Field(min_length=1)
+    config: str = Field(min_length=1)
     project_root: Path = Path(".")
-    dialect: str = "opencode"
+    dialect: str = Field(default="opencode", min_length=1)
     results: Path = Path(STATE_DIR) / "test_results.jsonl"
     force: bool = False
-    filter: str | None = None
-    kind: str | None = None
+    # repeated --filter/--kind (or a list in [tool.oac]) combine: a test is selected if it matches any of them
+    filter: tuple[str, ...] = ()
+    kind: tuple[str, ...] = ()
     variant: str | None = None
-    jobs: int = 1
-    timeout: float = 60.0
+    jobs: int = Field(default=1, ge=1, strict=True)  # strict: `jobs = true` in TOML is a mistake, not 1
+    timeout: float = Field(default=60.0, gt=0, allow_inf_nan=False, strict=True)
     hermetic: bool = False
+    strict: bool = False
     junit: Path | None = None
     explain: bool = False
     verbose: bool = False
+
+    @field_validator("filter", "kind", mode="before")
+    @classmethod
+    def _one_or_many(cls, value: Any) -> Any:
+        if value is None:
+            return ()
+        return (value,) if isinstance(value, str) else value
+
+    @field_validator("factory", "config", "dialect", "variant", "filter", "kind")
+    @classmethod
+    def _valid_text(cls, value: Any) -> Any:
+        """Names end up in keys, records and paths: undecodable bytes on the command line are refused here."""
+        for text in (value,) if isinstance(value, str) else value or ():
+            if isinstance(text, str) and not text.isascii():
+                try:
+                    text.encode("utf-8")
+                except UnicodeEncodeError:
+                    raise ValueError("must be valid UTF-8 text") from None
+        return value
 
     @property
     def root(self) -> Path:
@@ -50,40 +79,112 @@ class TestOptions(BaseModel):
         return self.results if self.results.is_absolute() else self.root / self.results
 
     @property
+    def junit_path(self) -> Path | None:
+        if self.junit is None:
+            return None
+        return self.junit if self.junit.is_absolute() else self.root / self.junit
+
+    @property
     def build_dir(self) -> Path:
         return self.state_dir / "build" / self.config / self.dialect
 
 
-def pyproject_settings(root: Path) -> dict[str, Any]:
-    """`[tool.oac]` of `root/pyproject.toml`, or {} when there is none."""
-    path = root / "pyproject.toml"
-    if not path.is_file():
-        return {}
+class ProjectSettings(BaseModel):
+    """Where the project is (the folder of the pyproject.toml holding `[tool.oac]`, else the start folder)
+    and that table's values."""
+
+    model_config = ConfigDict(frozen=True)
+
+    root: Path
+    pyproject: Path | None = None
+    values: dict[str, Any] = Field(default_factory=dict)
+
+    def where(self, key: str) -> str:
+        return f"[tool.oac] {key} in {self.pyproject}"
+
+
+def _oac_table(path: Path) -> dict[str, Any] | None:
+    """`[tool.oac]` of one pyproject.toml, or None when it has no such table."""
     try:
         with open(path, "rb") as handle:
             data = tomllib.load(handle)
-    except (OSError, tomllib.TOMLDecodeError) as exc:
+    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise OacError(f"cannot read {path}: {exc}") from None
-    section = data.get("tool", {}).get("oac", {})
+    tool = data.get("tool")
+    if tool is None:
+        return None
+    if not isinstance(tool, dict):
+        raise OacError(f"{path}: 'tool' must be a table ([tool.oac]), not {type(tool).__name__}")
+    section = tool.get("oac")
+    if section is None:
+        return None
     if not isinstance(section, dict):
-        raise OacError(f"{path}: [tool.oac] must be a table")
+        raise OacError(f"{path}: [tool.oac] must be a table, not {type(section).__name__}")
     return {key.replace("-", "_"): value for key, value in section.items()}
 
 
-def build_options(root: Path, overrides: dict[str, Any]) -> TestOptions:
-    """Command-line values win over `[tool.oac]`; OAC_HERMETIC=1 turns hermetic mode on."""
-    values = pyproject_settings(root)
-    values.update({k: v for k, v in overrides.items() if v is not None})
+def find_project(start: Path) -> ProjectSettings:
+    """Look upwards from `start` for the first pyproject.toml with a `[tool.oac]` table, as pytest and ruff
+    look for their own table; stop after a folder holding `.git` (the repository root) or at the filesystem
+    root. Found: that folder is the project root. Not found: `start` is, with no settings."""
+    start = Path(os.path.abspath(start))
+    for folder in (start, *start.parents):
+        candidate = folder / PYPROJECT
+        if candidate.is_file():
+            table = _oac_table(candidate)
+            if table is not None:
+                return ProjectSettings(root=folder, pyproject=candidate, values=table)
+        if (folder / ".git").exists():
+            break
+    return ProjectSettings(root=start)
+
+
+def pyproject_settings(root: Path) -> dict[str, Any]:
+    """`[tool.oac]` of the project `root` belongs to, or {} when there is none."""
+    return dict(find_project(root).values)
+
+
+def _absolute(value: Any, base: Path) -> Any:
+    """A relative path given on the command line means relative to the current directory."""
+    if isinstance(value, Path) and not value.is_absolute():
+        return base / value
+    return value
+
+
+def build_options(start: Path, overrides: dict[str, Any]) -> TestOptions:
+    """Command-line values win over `[tool.oac]`; OAC_HERMETIC=1 turns hermetic mode on. Paths from the table
+    are relative to the project root; paths from the command line to `start` (the current directory)."""
+    project = find_project(start)
+    values = {k: v for k, v in project.values.items() if k not in COMPILE_ONLY_KEYS}
+    given = {k: _absolute(v, Path(os.path.abspath(start))) for k, v in overrides.items() if v is not None and v != ()}
+    values.update(given)
     if os.environ.get("OAC_HERMETIC", "") not in ("", "0"):
         values["hermetic"] = True
-    values.setdefault("project_root", root)
+    values.setdefault("project_root", project.root)
     for required in ("factory", "config"):
         if not values.get(required):
             where = "FACTORY argument" if required == "factory" else "--config"
             raise OacError(f"no {required} given: pass {where} or set {required} in [tool.oac] of pyproject.toml")
     try:
-        return TestOptions(**values)
+        options = TestOptions(**values)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        raise OacError(f"bad test option {where!r}: {first['msg']}") from None
+        raise OacError(describe_error(exc, given, project)) from None
+    from open_agent_compiler.tasks.state_paths import check_state_paths  # it needs TestOptions: no cycle
+
+    check_state_paths(options)
+    return options
+
+
+def describe_error(exc: ValidationError, given: dict[str, Any], project: ProjectSettings) -> str:
+    """One line: which option, where it came from, what is wrong with it."""
+    first = exc.errors()[0]
+    loc = [str(p) for p in first["loc"]]
+    key = loc[0] if loc else "?"
+    if first["type"] == "extra_forbidden":
+        known = ", ".join(sorted([*TestOptions.model_fields, *COMPILE_ONLY_KEYS]))
+        return f"{project.where(key)}: unknown key (known: {known})"
+    source = (_FLAGS.get(key, "--" + key.replace("_", "-")) if key in given
+              else project.where(key) if key in project.values else key)
+    got = first.get("input")
+    shown = f" (got {got!r})" if not isinstance(got, dict) else ""
+    return f"bad test option {source}: {first['msg']}{shown}"

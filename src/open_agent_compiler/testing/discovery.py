@@ -4,11 +4,15 @@ Ids: `capability:<slot>::<name>`, `tool:<tool>::<name>`, `agent:<slot>::<name>`.
 agents contributes its tests once; two different definitions behind one id are an error naming both places.
 """
 
-from typing import Literal
+import difflib
+import json
+import re
+from collections.abc import Iterable
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from open_agent_compiler.errors import RegistryError
+from open_agent_compiler.errors import OacError, RegistryError
 from open_agent_compiler.model.core.test_model import AgentTest, CapabilityTest, ToolTest
 from open_agent_compiler.model.core.tool import ToolDefinition
 from open_agent_compiler.model.registry import ResolvedAgent, ResolvedConfig
@@ -90,17 +94,124 @@ def discover(resolved: ResolvedConfig) -> list[TestCase]:
             add(TestCase(test_id=f"agent:{agent.slot}::{test.name}", kind="agent", name=test.name,
                          target_name=agent.compiled_name, where=f"{where} agent_tests", test=test,
                          slot=agent.slot, found_in=agent.slot))
-    for case in found.values():
+    cases = list(found.values())
+    _check_profiles(cases, resolved)
+    _check_texts(cases)
+    return cases
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _bad_text(value: Any, path: str) -> str | None:
+    """The path of the first string under `value` holding a lone surrogate (not valid Unicode text), or None."""
+    if isinstance(value, str):
+        return path if _SURROGATE.search(value) else None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            found = _bad_text(key, f"{path} key") or _bad_text(item, f"{path}.{key}")
+            if found:
+                return found
+    elif isinstance(value, (list, tuple)):
+        for index, item in enumerate(value):
+            if found := _bad_text(item, f"{path}[{index}]"):
+                return found
+    return None
+
+
+def _encodes(value: Any) -> bool:
+    """True when `value` is valid Unicode all through (the fast path: one C-level encode, no walk)."""
+    try:
+        json.dumps(value, ensure_ascii=False, default=str).encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    except (TypeError, ValueError):
+        return True  # not JSON at all: not this check's business
+    return True
+
+
+def _texts(case: TestCase) -> dict[str, Any]:
+    """What of a test reaches a tool or a model as text: its input, its prompts."""
+    test = case.test
+    if isinstance(test, ToolTest):
+        return {"input": test.input}
+    if isinstance(test, AgentTest):
+        return {"prompt": test.prompt, "turns.prompt": [t.prompt for t in test.turns]}
+    return {}
+
+
+def _check_texts(cases: list[TestCase]) -> None:
+    """Test inputs and prompts must be text a tool or a model can receive: no lone surrogates. One encode of
+    all of them is the fast path; only when it fails is each test walked to name the culprit."""
+    everything = [c.test.input if isinstance(c.test, ToolTest) else _texts(c) for c in cases
+                  if not isinstance(c.test, CapabilityTest)]
+    if _encodes(everything):
+        return
+    for case in cases:
+        texts = _texts(case)
+        where = next((found for path, value in texts.items() if (found := _bad_text(value, path))), None)
+        if where:
+            raise RegistryError(f"test {case.test_id.encode('utf-8', 'backslashreplace').decode()!r}: {where} "
+                                f"holds a lone surrogate, which is not valid Unicode text (no tool or model can "
+                                f"receive it)")
+
+
+def closest(name: str, known: Iterable[str]) -> str:
+    """`, did you mean 'x'?` for the nearest known name, or '' when none is near."""
+    near = difflib.get_close_matches(name, list(known), n=1)
+    return f", did you mean {near[0]!r}?" if near else ""
+
+
+def _check_profiles(cases: list[TestCase], resolved: ResolvedConfig) -> None:
+    """Every profile a test uses is registered, and every tool it mocks exists in the config: an entry for a
+    misspelt tool would silently leave the real handler running."""
+    tested: set[str] | None = None  # tools with tests: almost every entry is found here, cheaply
+    every: set[str] | None = None  # all reachable tools, collected only when an entry is not in `tested`
+    checked: set[str] = set()
+    for case in cases:
         profile = case.mock_profile
-        if profile is not None and profile not in resolved.mock_profiles:
+        if profile is None or profile in checked:
+            continue
+        if profile not in resolved.mock_profiles:
             known = ", ".join(sorted(resolved.mock_profiles)) or "none"
-            raise RegistryError(f"test {case.test_id!r} uses unknown mock profile {profile!r} (registered: {known})")
-    return list(found.values())
+            raise RegistryError(f"test {case.test_id!r} uses unknown mock profile {profile!r} (registered: {known})"
+                                + closest(profile, resolved.mock_profiles))
+        checked.add(profile)
+        if tested is None:
+            tested = {c.target_name for c in cases if c.kind == "tool"}
+        for tool in resolved.mock_profiles[profile].responses:
+            if tool in tested:
+                continue
+            if every is None:
+                every = {r.tool.name for r in resolved.tools()}
+            if tool not in every:
+                listed = f" (tools: {', '.join(sorted(every)) or 'none'})" if len(every) <= 12 else ""
+                raise RegistryError(f"mock profile {profile!r} mocks tool {tool!r}, which config "
+                                    f"{resolved.config.name!r} does not have{closest(tool, every)}{listed}")
 
 
-def select(cases: list[TestCase], *, kind: str | None = None, text: str | None = None) -> list[TestCase]:
-    """`kind` keeps one kind; `text` keeps tests whose name or id contains it."""
-    return [
+def _as_tuple(value: str | Iterable[str] | None) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    return (value,) if isinstance(value, str) else tuple(value)
+
+
+def select(cases: list[TestCase], *, kind: str | Iterable[str] | None = None,
+           text: str | Iterable[str] | None = None) -> list[TestCase]:
+    """Keep tests of any of the `kind`s whose name or id contains any of the `text`s (none given: all).
+
+    A selection that keeps nothing is an OacError: a run that checks nothing must not look green.
+    """
+    kinds, texts = _as_tuple(kind), tuple(t for t in _as_tuple(text) if t)
+    for wanted in kinds:
+        if wanted not in KINDS:
+            raise OacError(f"unknown test kind {wanted!r} (kinds: {', '.join(KINDS)})")
+    chosen = [
         c for c in cases
-        if (kind is None or c.kind == kind) and (not text or text in c.name or text in c.test_id)
+        if (not kinds or c.kind in kinds) and (not texts or any(t in c.name or t in c.test_id for t in texts))
     ]
+    if not chosen:
+        asked = " ".join([*(f"--kind {k}" for k in kinds), *(f"--filter {t!r}" for t in texts)])
+        why = f"{asked} matched none of the {len(cases)} tests" if asked else "the config has no tests"
+        raise OacError(f"no tests selected ({why})")
+    return chosen

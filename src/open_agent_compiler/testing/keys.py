@@ -12,7 +12,7 @@ from open_agent_compiler.testing.discovery import TestCase
 from open_agent_compiler.testing.mocks import mock_source_files, reachable_mock_entries, resolve_mock
 
 # Bump when the meaning of a result changes (result schema, evaluator semantics): every green test re-runs.
-ENGINE_SCHEMA = "oac-results/1"
+ENGINE_SCHEMA = "oac-results/2"  # 2: tool tests hold outputs to the JSON tool's schemas
 
 
 class FileDigests:

@@ -19,6 +19,8 @@ from open_agent_compiler.testing.evaluation import aggregate, run_evaluators
 from open_agent_compiler.testing.handlers import StartedHandler, start_handler
 from open_agent_compiler.testing.mocks import MockSession, resolve_mock
 from open_agent_compiler.testing.results import TestOutcome
+from open_agent_compiler.testing.schema_check import input_violation, output_violation
+from open_agent_compiler.testing.strict import strictly
 
 NOT_RUNNABLE = "no invoker wired: agent tests need one to run"
 
@@ -31,6 +33,7 @@ class RunSettings(BaseModel):
     dialect: str = "opencode"
     timeout: float = 60.0
     hermetic: bool = False
+    strict: bool = False  # not_runnable and nothing-checked tests fail (testing.strict)
     judge: Any = None
 
 
@@ -104,6 +107,8 @@ def handler_call(case: TestCase, resolved: ResolvedConfig, settings: RunSettings
     mock or --hermetic forbids it."""
     if case.kind != "tool" or case.tool is None or settings.hermetic or _mock_of(case, resolved)[0] is not None:
         return None
+    if input_violation(case.tool, case.test.input):  # the test FAILs before its handler would start
+        return None
     return _handler_args(case, settings)
 
 
@@ -111,6 +116,11 @@ def run_tool_test(case: TestCase, resolved: ResolvedConfig, settings: RunSetting
                   handler: StartedHandler | None = None) -> TestOutcome:
     started = time.perf_counter()
     assert isinstance(case.test, ToolTest) and case.tool is not None
+    if broken := input_violation(case.tool, case.test.input):
+        if handler is not None:
+            handler.cancel()
+        return TestOutcome(status="fail", score=0.0, evidence=(_check("input_schema", False, broken),),
+                           duration_s=time.perf_counter() - started)
     response, source = _mock_of(case, resolved)
     if response is not None:
         try:
@@ -131,12 +141,20 @@ def run_tool_test(case: TestCase, resolved: ResolvedConfig, settings: RunSetting
                                mock_source=source)
         output = handled.output
     results = list(run_evaluators(case.test.evaluators, EvaluationContext(target=output, judge=settings.judge)))
+    if broken := output_violation(case.tool, output, source):
+        results.insert(0, _check("output_schema", False, broken))
     return _outcome(results, empty_status="pass", empty_reason="", started=started, mock_source=source)
 
 
 def run_case(case: TestCase, resolved: ResolvedConfig, settings: RunSettings,
              artifact_paths: tuple[str, ...] = (), handler: StartedHandler | None = None) -> TestOutcome:
     """`handler`: this test's real handler, already started (see `testing.prefetch`)."""
+    outcome = _run_case(case, resolved, settings, artifact_paths, handler)
+    return strictly(outcome) if settings.strict else outcome
+
+
+def _run_case(case: TestCase, resolved: ResolvedConfig, settings: RunSettings,
+              artifact_paths: tuple[str, ...] = (), handler: StartedHandler | None = None) -> TestOutcome:
     if case.kind == "capability":
         return run_capability_test(case, resolved, settings, artifact_paths)
     if case.kind == "tool":
