@@ -19,6 +19,7 @@ from doit.exceptions import TaskFailed
 from doit.globals import Globals
 
 from open_agent_compiler.compiler.dialects import get_dialect
+from open_agent_compiler.errors import OacError
 from open_agent_compiler.model.factory import load_registry
 from open_agent_compiler.model.hashing import digest, digest_bytes
 from open_agent_compiler.testing.discovery import TestCase, discover, select
@@ -208,6 +209,8 @@ def compile_action(run_id: str, task: Any) -> None | TaskFailed:
         task.values["files"] = sync_build(plan.contents, plan.options.build_dir, previous)
     except OSError as exc:  # one line naming the path, not doit's traceback
         return TaskFailed(str(state_error(plan.options.build_dir, exc, "write the build")))
+    except OacError as exc:  # fsio refused a path (a directory or link in the way): its line names it
+        return TaskFailed(str(exc))
     task.values["compiled"] = plan.compiled_key
 
 
