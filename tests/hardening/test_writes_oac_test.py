@@ -145,7 +145,7 @@ def test_junit_and_results_get_the_umask_mode(mask: int, mode: int, project: Pat
 
 def test_a_results_path_that_is_a_directory_stops_before_any_test(project: Path) -> None:
     (project / "results").mkdir()
-    one_line_exit_2(oac_test(project, "--results", "results"), "results file", "directory")
+    one_line_exit_2(oac_test(project, "--results", "results"), "results", "is a directory")
     assert list((project / "results").iterdir()) == []
 
 
