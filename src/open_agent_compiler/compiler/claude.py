@@ -17,7 +17,7 @@ from open_agent_compiler.compiler.frontmatter import render_markdown
 from open_agent_compiler.compiler.grants import ACTIONS, Action, agent_grants, strictest
 from open_agent_compiler.compiler.identifiers import check_mcp_server
 from open_agent_compiler.compiler.output import ManagedBlock, SettingsFragment
-from open_agent_compiler.compiler.prompt import read_body_facts
+from open_agent_compiler.compiler.prompt import HarnessTerms, read_body_facts
 from open_agent_compiler.errors import OacError
 from open_agent_compiler.model.core.agent import McpServer
 from open_agent_compiler.model.core.capabilities import Capabilities
@@ -69,10 +69,17 @@ def split_tools(value: Any) -> list[str]:
     return [item.strip() for item in items if item.strip()]
 
 
+TERMS = HarnessTerms(
+    harness="Claude Code", shell="the `Bash` tool", delegate='the `Agent` tool with `subagent_type: "{name}"`',
+    skill='the `Skill` tool (skill `{name}`)', mcp_tools="`mcp__{server}__<tool>`", commands_enforced=True,
+)
+
+
 class ClaudeDialect(FileDialect):
     name = "claude"
     agents_dir = ".claude/agents"
     agent_suffix = ".md"
+    terms = TERMS
     skills_dir = ".claude/skills"
 
     def capability_files(self, agent_name: str) -> tuple[str, ...]:

@@ -15,7 +15,7 @@ import tomli_w
 from open_agent_compiler.compiler.dialect import AgentPlan, FileDialect
 from open_agent_compiler.compiler.grants import Action
 from open_agent_compiler.compiler.output import ManagedBlock, SettingsFragment
-from open_agent_compiler.compiler.prompt import item, read_body_facts
+from open_agent_compiler.compiler.prompt import HarnessTerms, item, read_body_facts
 from open_agent_compiler.errors import OacError
 from open_agent_compiler.model.core.capabilities import Capabilities
 from open_agent_compiler.model.registry import ResolvedAgent
@@ -26,10 +26,20 @@ BLOCK_MARKER = "codex-agents"
 WRITABLE_SANDBOXES = ("workspace-write", "danger-full-access")
 
 
+# Codex has no per-command rules and no skill tool: the body asks the model to keep to its commands and to
+# read a skill's SKILL.md itself (Codex lists project skills to the model by name and path).
+TERMS = HarnessTerms(
+    harness="Codex", shell="your shell tool",
+    delegate='`spawn_agent` with `agent_type: "{name}"` (then `wait_agent` for its answer)',
+    skill="reading `.agents/skills/{name}/SKILL.md`", mcp_tools="`mcp__{server}__<tool>`", commands_enforced=False,
+)
+
+
 class CodexDialect(FileDialect):
     name = "codex"
     agents_dir = ".codex/agents"
     agent_suffix = ".toml"
+    terms = TERMS
     skills_dir = ".agents/skills"
 
     def render_agent(self, plan: AgentPlan) -> bytes:

@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict
 from open_agent_compiler.compiler.frontmatter import parse_markdown
 from open_agent_compiler.compiler.grants import AgentGrants, agent_grants
 from open_agent_compiler.compiler.output import CompiledFile, CompiledOutput, ManagedBlock, SettingsFragment
-from open_agent_compiler.compiler.prompt import render_agent_body
+from open_agent_compiler.compiler.prompt import NEUTRAL, HarnessTerms, render_agent_body
 from open_agent_compiler.compiler.render_memo import RenderMemo
 from open_agent_compiler.compiler.scripts import script_files
 from open_agent_compiler.compiler.skills import skill_files
@@ -51,15 +51,16 @@ class AgentPlan(BaseModel):
     body: str
 
 
-def plan_agent(agent: ResolvedAgent, descriptions: Mapping[str, str]) -> AgentPlan:
-    """`descriptions` maps compiled agent names to descriptions (the body lists the agent's subagents)."""
+def plan_agent(agent: ResolvedAgent, descriptions: Mapping[str, str], terms: HarnessTerms = NEUTRAL) -> AgentPlan:
+    """`descriptions` maps compiled agent names to descriptions (the body lists the agent's subagents); `terms`
+    is the harness the body is written for."""
     grants = agent_grants(agent)
-    return AgentPlan(agent=agent, grants=grants, body=render_agent_body(agent, grants, descriptions))
+    return AgentPlan(agent=agent, grants=grants, body=render_agent_body(agent, grants, descriptions, terms))
 
 
-def plan_agents(resolved: ResolvedConfig) -> list[AgentPlan]:
+def plan_agents(resolved: ResolvedConfig, terms: HarnessTerms = NEUTRAL) -> list[AgentPlan]:
     descriptions = agent_descriptions(resolved)
-    return [plan_agent(agent, descriptions) for agent in resolved.agents]
+    return [plan_agent(agent, descriptions, terms) for agent in resolved.agents]
 
 
 def agent_descriptions(resolved: ResolvedConfig) -> dict[str, str]:
@@ -80,6 +81,7 @@ class FileDialect:
     agents_dir: str
     agent_suffix: str
     skills_dir: str
+    terms: HarnessTerms = NEUTRAL  # how this harness's model calls subagents, skills, commands
 
     def agent_path(self, agent_name: str) -> str:
         return f"{self.agents_dir}/{agent_name}{self.agent_suffix}"
@@ -96,9 +98,9 @@ class FileDialect:
 
     def _agent_file(self, agent: ResolvedAgent, descriptions: Mapping[str, str], memo: RenderMemo | None) -> bytes:
         if memo is None:
-            return self.render_agent(plan_agent(agent, descriptions))
+            return self.render_agent(plan_agent(agent, descriptions, self.terms))
         return memo.render(self.name, render_input(agent, descriptions),
-                           lambda: self.render_agent(plan_agent(agent, descriptions)))
+                           lambda: self.render_agent(plan_agent(agent, descriptions, self.terms)))
 
     def compile(self, resolved: ResolvedConfig, *, source_root: Path | None = None,
                 memo: RenderMemo | None = None) -> CompiledOutput:

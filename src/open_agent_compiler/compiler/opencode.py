@@ -11,7 +11,7 @@ from open_agent_compiler.compiler.dialect import AgentPlan, FileDialect
 from open_agent_compiler.compiler.frontmatter import render_markdown
 from open_agent_compiler.compiler.grants import ACTIONS, Action
 from open_agent_compiler.compiler.identifiers import check_mcp_server
-from open_agent_compiler.compiler.prompt import read_body_facts
+from open_agent_compiler.compiler.prompt import HarnessTerms, read_body_facts
 from open_agent_compiler.errors import OacError
 from open_agent_compiler.model.core.capabilities import Capabilities
 
@@ -71,10 +71,17 @@ def _allowed_names(rules: dict[str, Action]) -> tuple[str, ...]:
     return tuple(name for name, action in rules.items() if name != "*" and action == "allow")
 
 
+TERMS = HarnessTerms(
+    harness="OpenCode", shell="the `bash` tool", delegate='the `task` tool with `subagent_type: "{name}"`',
+    skill='the `skill` tool with `name: "{name}"`', mcp_tools="`{server}_<tool>`", commands_enforced=True,
+)
+
+
 class OpenCodeDialect(FileDialect):
     name = "opencode"
     agents_dir = ".opencode/agents"
     agent_suffix = ".md"
+    terms = TERMS
     skills_dir = ".opencode/skills"
 
     def render_agent(self, plan: AgentPlan) -> bytes:

@@ -11,7 +11,7 @@ from typing import Any
 from open_agent_compiler.compiler.dialect import AgentPlan, FileDialect, csv_items
 from open_agent_compiler.compiler.frontmatter import render_markdown
 from open_agent_compiler.compiler.grants import Action
-from open_agent_compiler.compiler.prompt import read_body_facts
+from open_agent_compiler.compiler.prompt import HarnessTerms, read_body_facts
 from open_agent_compiler.model.core.capabilities import Capabilities
 
 READ_TOOLS = ("read", "grep", "find", "ls")
@@ -35,10 +35,18 @@ def _items(value: Any, absent: tuple[str, ...]) -> list[str]:
     return [] if items == [NOTHING] else items
 
 
+# Pi has no per-command rules and no MCP; subagents are pi-subagents' `Agent` tool.
+TERMS = HarnessTerms(
+    harness="Pi", shell="the `bash` tool", delegate='the `Agent` tool with `subagent_type: "{name}"`',
+    skill="reading `.pi/skills/{name}/SKILL.md`", mcp_tools=None, commands_enforced=False,
+)
+
+
 class PiDialect(FileDialect):
     name = "pi"
     agents_dir = ".pi/agents"
     agent_suffix = ".md"
+    terms = TERMS
     skills_dir = ".pi/skills"
 
     def render_agent(self, plan: AgentPlan) -> bytes:

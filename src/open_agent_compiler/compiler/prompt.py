@@ -1,11 +1,13 @@
-"""The compiled prompt body, the same for every dialect, and how to read its facts back.
+"""The compiled prompt body and how to read its facts back.
 
-Layout: the system prompt and usage text exactly as written, then our structured part, which starts at the
-last line that is exactly `## Tools` and continues with `## Skills`, `## Subagents`, `## MCP servers` and
-`## Permissions`. Inside the structured part every piece of user text is quoted (`> `), a list item
-(continuation lines indented) or an indented code block, so only lines we write start at column 0 with
-something other than `- `. That makes the facts recoverable (tool names, allowed commands, skills,
-subagents, MCP servers, permissions) even when a user's text imitates our headings.
+Layout: the system prompt and usage text exactly as written (then, when defined, the workflow), then our
+structured part, which starts at the last line that is exactly `## Permissions` and continues with only the
+sections that have content: `## Tools`, `## Skills`, `## Subagents`, `## MCP servers`. The facts are the same
+in every dialect; the wording names the harness's own mechanisms (`HarnessTerms`, one per dialect). Inside the
+structured part every piece of user text is quoted (`> `), a list item (continuation lines indented) or an
+indented code block, so only lines we write start at column 0 with something other than `- `. That makes the
+facts recoverable (tool names, allowed commands, skills, subagents, MCP servers, permissions) even when a
+user's text imitates our headings.
 """
 
 import json
@@ -25,11 +27,10 @@ from open_agent_compiler.model.registry import ResolvedAgent
 TOOLS, SKILLS, SUBAGENTS, MCP, PERMISSIONS = "## Tools", "## Skills", "## Subagents", "## MCP servers", "## Permissions"
 TOOL_PREFIX, SKILL_PREFIX = "### Tool: ", "### Skill: "
 ALLOWED_COMMANDS = "Allowed commands:"
-NONE = "(none)"
 
 _COMMAND_ITEM = re.compile(r"- `(.*)` \((allow|ask|deny)\)")
 _NAME_ITEM = re.compile(r"- `([^`]+)`(?::.*)?")
-_PERMISSION_ITEM = re.compile(r"- ([a-z_]+): (allow|ask|deny)")
+_PERMISSION_ITEM = re.compile(r"- ([a-z_]+): (allow|ask|deny)(?: \(.*\))?")
 _NEWLINES = re.compile(r"\r\n?")
 
 
@@ -65,8 +66,35 @@ def _paragraphs(*parts: str) -> str:
     return "\n\n".join(lf(part).strip("\n") for part in parts if part.strip())
 
 
+# the harness a body is written for ---------------------------------------------------------------------------
+class HarnessTerms(BaseModel):
+    """How the model inside one harness does what the body asks: each dialect module defines its own, so the
+    instructions name that harness's real tools (a model told to use a tool it does not have improvises)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    harness: str  # shown to the model: "OpenCode"
+    shell: str  # how a command is run: "the `bash` tool"
+    delegate: str  # how to call subagent {name}
+    skill: str  # how to load skill {name}
+    mcp_tools: str | None  # how server {server}'s tools are named; None: the harness has no MCP
+    commands_enforced: bool  # True: the harness itself refuses commands that are not listed
+
+    def delegate_to(self, name: str) -> str:
+        return self.delegate.format(name=name)
+
+    def load_skill(self, name: str) -> str:
+        return self.skill.format(name=name)
+
+
+# Dialect-neutral wording, for callers that render a body outside any dialect.
+NEUTRAL = HarnessTerms(
+    harness="your harness", shell="your shell tool", delegate="your subagent tool (agent `{name}`)",
+    skill="your skill tool (skill `{name}`)", mcp_tools="`{server}` tools", commands_enforced=False,
+)
+
 # tools ---------------------------------------------------------------------------------------------------------
-def render_tool(tool: ToolDefinition) -> list[str]:
+def render_tool(tool: ToolDefinition, terms: HarnessTerms | None = None) -> list[str]:
     header = tool.header
     lines = [TOOL_PREFIX + check_one_line(tool.name, "tool name"), ""]
     prose = quote(_paragraphs(header.description, header.usage_explanation_long or header.usage_explanation_short))
@@ -78,7 +106,11 @@ def render_tool(tool: ToolDefinition) -> list[str]:
     if rules:
         lines += [ALLOWED_COMMANDS, *(f"- `{pattern}` ({action})" for pattern, action in rules), ""]
     if tool.json_tool is not None:
-        lines += ["Send the input as one JSON object on stdin; the output is one JSON object on stdout.", ""]
+        commands = tool.json_tool.permission_json.allowed_commands
+        how = f"Run `{commands[0]}`" if commands else "Run it"
+        shell = f" with {terms.shell}" if terms is not None else ""
+        lines += [f"{how}{shell}, exactly as written, with the input as one JSON object on stdin; it prints one "
+                  "JSON object on stdout.", ""]
         schemas = (("Input schema:", tool.json_tool.input_schema), ("Output schema:", tool.json_tool.output_schema))
         for label, schema in schemas:
             if schema:
@@ -121,38 +153,70 @@ def _section_list(heading: str, texts: list[str]) -> list[str]:
 
 
 # the agent body ------------------------------------------------------------------------------------------------
-def _mcp_line(server: McpServer) -> str:
+_PERMISSION_MEANING = {
+    "read": "read files", "write": "create files", "edit": "change existing files",
+    "task": "hand work to subagents", "skill": "load skills", "mcp": "use MCP servers",
+    "webfetch": "fetch web pages", "websearch": "search the web",
+}
+
+
+def _mcp_line(server: McpServer, terms: HarnessTerms) -> str:
     where = f"command: {shlex.join(server.command)}" if server.command else f"url: {server.url or '?'}"
     text = f"`{check_mcp_server(server.name)}`: " + (server.description.strip() or server.name)
-    return f"{text} ({where})"
+    naming = f"; its tools are called {terms.mcp_tools.format(server=server.name)}" if terms.mcp_tools else ""
+    return f"{text} ({where}){naming}"
 
 
-def render_agent_body(agent: ResolvedAgent, grants: AgentGrants, descriptions: Mapping[str, str]) -> str:
-    """`descriptions` maps compiled agent names to their descriptions (for the subagent list)."""
+def _permissions(grants: AgentGrants, terms: HarnessTerms, has_commands: bool) -> list[str]:
+    summary = grants.permission_summary()
+    lines = [PERMISSIONS, ""]
+    lines += [f"- {key}: {action} ({_PERMISSION_MEANING.get(key, key)})" for key, action in summary.items()]
+    lines.append("")
+    if has_commands:
+        enforced = (f"{terms.harness} refuses every other command." if terms.commands_enforced
+                    else f"{terms.harness} does not stop other commands for you: never run one.")
+        lines += [f"Run commands with {terms.shell}, and only the ones listed under \"{ALLOWED_COMMANDS[:-1]}\" "
+                  f"below. {enforced}", ""]
+    else:
+        lines += ["You may not run shell commands.", ""]
+    return lines
+
+
+def render_structured(agent: ResolvedAgent, grants: AgentGrants, descriptions: Mapping[str, str],
+                      terms: HarnessTerms) -> list[str]:
+    """Our part of the body: permissions, then only the sections that have something in them."""
+    has_commands = any(reachable.tool.permission_rules() for reachable in agent.tools)
+    lines = _permissions(grants, terms, has_commands)
+    if agent.tools:
+        lines += [TOOLS, ""]
+        for reachable in agent.tools:
+            lines += render_tool(reachable.tool, terms)
+    if grants.skills:
+        skills = {skill.name: skill for skill in agent.definition.skills}
+        lines += [SKILLS, "", f"Load a skill with {terms.load_skill('<name>')} before you follow it.", ""]
+        for name in grants.skills:
+            lines += render_skill_summary(skills[name])
+    if grants.subagents:
+        lines += [SUBAGENTS, "", "Hand work to a subagent with " + terms.delegate_to("<name>") + ":", ""]
+        texts = [f"`{name}`: {descriptions.get(name, '').strip() or name}" for name in grants.subagents]
+        lines += [*(line for text in texts for line in item(text)), ""]
+    if grants.mcp_servers:
+        lines += [MCP, ""]
+        texts = [_mcp_line(server, terms) for server in grants.mcp_servers]
+        lines += [*(line for text in texts for line in item(text)), ""]
+    return lines
+
+
+def render_agent_body(agent: ResolvedAgent, grants: AgentGrants, descriptions: Mapping[str, str],
+                      terms: HarnessTerms = NEUTRAL) -> str:
+    """`descriptions` maps compiled agent names to their descriptions (for the subagent list); `terms` is the
+    harness the body is written for."""
     definition = agent.definition
     head = [definition.system_prompt.strip("\n")]
     if definition.usage_explanation_long.strip():
         head += ["## Usage\n\n" + definition.usage_explanation_long.strip("\n")]
-    lines = [TOOLS, ""]
-    for reachable in agent.tools:
-        lines += render_tool(reachable.tool)
-    if not agent.tools:
-        lines += [NONE, ""]
-    lines += [SKILLS, ""]
-    for skill in definition.skills:
-        lines += render_skill_summary(skill)
-    if not definition.skills:
-        lines += [NONE, ""]
-    lines += [SUBAGENTS, ""]
-    subagents = [f"`{name}`: {descriptions.get(name, '').strip() or name}" for name in grants.subagents]
-    lines += [*(line for text in subagents for line in item(text)), ""] if subagents else [NONE, ""]
-    lines += [MCP, ""]
-    servers = [_mcp_line(server) for server in grants.mcp_servers]
-    lines += [*(line for text in servers for line in item(text)), ""] if servers else [NONE, ""]
-    lines += [PERMISSIONS, ""]
-    lines += [f"- {key}: {action}" for key, action in grants.permission_summary().items()]
-    lines += ["", "Run only the commands listed under \"Allowed commands\"; every other command is denied."]
-    return _paragraphs(*head, "\n".join(lines)) + "\n"
+    structured = render_structured(agent, grants, descriptions, terms)
+    return _paragraphs(*head, "\n".join(structured)) + "\n"
 
 
 # reading facts back --------------------------------------------------------------------------------------------
@@ -161,7 +225,7 @@ class BodyFacts(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    structured: bool = False  # False: the body is not one we compiled (no `## Tools` part)
+    structured: bool = False  # False: the body is not one we compiled (no `## Permissions` part)
     tools: tuple[str, ...] = ()
     bash: dict[str, Action] = {}
     skills: tuple[str, ...] = ()
@@ -172,7 +236,7 @@ class BodyFacts(BaseModel):
 
 def read_body_facts(body: str) -> BodyFacts:
     lines = body.split("\n")
-    starts = [i for i, line in enumerate(lines) if line == TOOLS]
+    starts = [i for i, line in enumerate(lines) if line == PERMISSIONS]
     if not starts:
         return BodyFacts()
     tools: list[str] = []
@@ -181,7 +245,7 @@ def read_body_facts(body: str) -> BodyFacts:
     servers: list[str] = []
     bash: dict[str, Action] = {}
     permissions: dict[str, Action] = {}
-    section, label = TOOLS, ""
+    section, label = PERMISSIONS, ""
     for line in lines[starts[-1] + 1 :]:
         if line in (TOOLS, SKILLS, SUBAGENTS, MCP, PERMISSIONS):
             section, label = line, ""
