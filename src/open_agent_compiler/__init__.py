@@ -2,26 +2,50 @@
 Pi and Codex; test them mocks-first. This module only re-exports the public names."""
 
 from open_agent_compiler.errors import FactoryError, OacError, RegistryError, UnsafeNameError
+from open_agent_compiler.model.core.access_profile import (
+    AccessProfile,
+    AccessProfileRegistry,
+    ResourceBinding,
+    ResourceKind,
+)
 from open_agent_compiler.model.core.agent import (
     AgentDefinition,
     AgentHeader,
+    AgentMode,
     AgentToolPermissions,
+    AgentVariant,
+    AgentWorkflowStep,
+    MCPServerDefinition,
     McpServer,
     ModelParameters,
+    TodoMode,
+    ToolFormat,
 )
 from open_agent_compiler.model.core.capabilities import Capabilities
 from open_agent_compiler.model.core.evaluator import (
     EvaluationContext,
     Evaluator,
     EvaluatorResult,
+    FactSpec,
     JudgeClient,
     JudgeVerdict,
     ToolCall,
 )
 from open_agent_compiler.model.core.mock import MockProfile, MockResponse, MockState
-from open_agent_compiler.model.core.skill import SkillDefinition, WorkflowStep
+from open_agent_compiler.model.core.model_preset import ModelLimits, ModelPreset, SamplingDefaults
+from open_agent_compiler.model.core.skill import SkillDefinition, SkillExample, WorkflowStep
 from open_agent_compiler.model.core.template import CompilationConfig, TemplateSlot, TemplateTree
 from open_agent_compiler.model.core.test_model import AgentTest, CapabilityTest, ToolTest, Turn
+from open_agent_compiler.model.core.variant_spec import VariantSpec
+from open_agent_compiler.model.core.workflow_model import (
+    Criterion,
+    Gate,
+    GateCheck,
+    GateLogic,
+    Route,
+    ToolUse,
+    WorkflowStepDefinition,
+)
 from open_agent_compiler.model.core.tool import (
     BashToolPermission,
     JsonToolPermission,

@@ -139,6 +139,13 @@ class AgentRegistry:
         if config.name in self._configs:
             raise RegistryError(f"compilation config {config.name!r} is already registered")
         check_postfix(config.postfix)
+        if config.strict_validation:
+            self._check_config(config)
+        self._configs[config.name] = config
+        return config.name
+
+    def _check_config(self, config: CompilationConfig) -> None:
+        """Every template, slot and agent the config names exists (resolution checks again either way)."""
         template = self._templates.get(config.template_name)
         if template is None:
             raise RegistryError(f"compilation config {config.name!r} names unknown template {config.template_name!r}")
@@ -155,8 +162,6 @@ class AgentRegistry:
                 raise RegistryError(
                     f"template {template.name!r} slot {slot.name!r} names unknown agent {slot.default_agent_id!r}"
                 )
-        self._configs[config.name] = config
-        return config.name
 
     def register_mock_profile(self, profile: MockProfile) -> str:
         if profile.name in self._mock_profiles:
