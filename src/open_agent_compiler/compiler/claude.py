@@ -16,6 +16,7 @@ from open_agent_compiler.compiler.dialect import AgentPlan, FileDialect, csv_ite
 from open_agent_compiler.compiler.frontmatter import render_markdown
 from open_agent_compiler.compiler.grants import ACTIONS, Action, agent_grants, strictest
 from open_agent_compiler.compiler.identifiers import check_mcp_server
+from open_agent_compiler.compiler.model_ids import CLAUDE_EFFORT, ModelSettings, ModelSettingsBuilder, claude_model
 from open_agent_compiler.compiler.output import ManagedBlock, SettingsFragment
 from open_agent_compiler.compiler.prompt import HarnessTerms, read_body_facts
 from open_agent_compiler.errors import OacError
@@ -25,8 +26,6 @@ from open_agent_compiler.model.registry import ResolvedAgent
 
 SETTINGS_PATH = ".claude/settings.json"
 PERMISSION_MODE = "dontAsk"
-# reasoning_effort → Claude's `effort`
-EFFORT = {"minimal": "low", "low": "low", "medium": "medium", "high": "high"}
 # What an agent file without `tools` inherits (the built-ins we reason about).
 INHERITED_TOOLS = ("Bash", "Read", "Grep", "Glob", "Write", "Edit", "Agent", "WebFetch", "WebSearch")
 _AGENT_TOOL = re.compile(r"(?:Agent|Task)(?:\((.*)\))?")
@@ -93,17 +92,23 @@ class ClaudeDialect(FileDialect):
             "description": agent.description,
             "tools": ", ".join(tools) if tools else [],
         }
-        parameters = agent.model_parameters
-        if parameters is not None:
-            config["model"] = parameters.model_name
-            if parameters.reasoning_effort is not None:
-                config["effort"] = EFFORT[parameters.reasoning_effort]
+        config.update(self.model_settings(agent).fields)
         if grants.skills:
             config["skills"] = list(grants.skills)
         if grants.mcp_servers:
             config["mcpServers"] = [{server.name: mcp_config(server)} for server in grants.mcp_servers]
         config["permissionMode"] = PERMISSION_MODE
         return render_markdown(config, plan.body)
+
+    def model_settings(self, agent: ResolvedAgent) -> ModelSettings:
+        # Claude Code agent files have no sampling keys: a temperature is warned about, not written.
+        built = ModelSettingsBuilder(self.name, agent.compiled_name)
+        parameters = agent.model_parameters
+        if parameters is not None:
+            built.model("model", parameters.model_name, claude_model)
+            built.mapped("effort", "reasoning effort", parameters.reasoning_effort, CLAUDE_EFFORT)
+            built.mapped(None, "temperature", parameters.temperature)
+        return built.build()
 
     def extras(self, agents: Sequence[ResolvedAgent]) -> tuple[tuple[SettingsFragment, ...], tuple[ManagedBlock, ...]]:
         rules: dict[str, dict[str, None]] = {"allow": {}, "ask": {}, "deny": {}}

@@ -14,6 +14,7 @@ import tomli_w
 
 from open_agent_compiler.compiler.dialect import AgentPlan, FileDialect
 from open_agent_compiler.compiler.grants import Action
+from open_agent_compiler.compiler.model_ids import CODEX_EFFORT, ModelSettings, ModelSettingsBuilder, codex_model
 from open_agent_compiler.compiler.output import ManagedBlock, SettingsFragment
 from open_agent_compiler.compiler.prompt import HarnessTerms, item, read_body_facts
 from open_agent_compiler.errors import OacError
@@ -46,16 +47,22 @@ class CodexDialect(FileDialect):
         agent, grants = plan.agent, plan.grants
         head = {"name": agent.compiled_name, "description": agent.description}
         tail: dict[str, Any] = {}
-        parameters = agent.model_parameters
-        if parameters is not None:
-            tail["model"] = parameters.model_name
-            if parameters.reasoning_effort is not None:
-                tail["model_reasoning_effort"] = parameters.reasoning_effort
+        tail.update(self.model_settings(agent).fields)
         tail["sandbox_mode"] = "workspace-write" if grants.write or grants.edit else "read-only"
         # Only the instructions as a readable multi-line string: tomli_w's multi-line form turns CRLF into LF.
         instructions = {"developer_instructions": plan.body}
         text = tomli_w.dumps(head) + tomli_w.dumps(instructions, multiline_strings="\r" not in plan.body)
         return (text + tomli_w.dumps(tail)).encode("utf-8")
+
+    def model_settings(self, agent: ResolvedAgent) -> ModelSettings:
+        # A Codex role file has no sampling keys (and one unknown key voids the file): temperature is warned.
+        built = ModelSettingsBuilder(self.name, agent.compiled_name)
+        parameters = agent.model_parameters
+        if parameters is not None:
+            built.model("model", parameters.model_name, codex_model)
+            built.mapped("model_reasoning_effort", "reasoning effort", parameters.reasoning_effort, CODEX_EFFORT)
+            built.mapped(None, "temperature", parameters.temperature)
+        return built.build()
 
     def extras(self, agents: Sequence[ResolvedAgent]) -> tuple[tuple[SettingsFragment, ...], tuple[ManagedBlock, ...]]:
         lines = ["## Codex agents", ""]

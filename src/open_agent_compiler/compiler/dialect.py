@@ -8,6 +8,7 @@ from pydantic import BaseModel, ConfigDict
 
 from open_agent_compiler.compiler.frontmatter import parse_markdown
 from open_agent_compiler.compiler.grants import AgentGrants, agent_grants
+from open_agent_compiler.compiler.model_ids import ModelSettings
 from open_agent_compiler.compiler.output import CompiledFile, CompiledOutput, ManagedBlock, SettingsFragment
 from open_agent_compiler.compiler.prompt import NEUTRAL, HarnessTerms, render_agent_body
 from open_agent_compiler.compiler.render_memo import RenderMemo
@@ -92,6 +93,10 @@ class FileDialect:
     def render_agent(self, plan: AgentPlan) -> bytes:
         raise NotImplementedError
 
+    def model_settings(self, agent: ResolvedAgent) -> ModelSettings:
+        """The agent's model keys in this harness's form, and warnings for what cannot be expressed."""
+        return ModelSettings()
+
     def extras(self, agents: Sequence[ResolvedAgent]) -> tuple[tuple[SettingsFragment, ...], tuple[ManagedBlock, ...]]:
         """Fragments merged into user-owned files; none by default."""
         return (), ()
@@ -112,7 +117,9 @@ class FileDialect:
         files += skill_files(resolved, self.skills_dir)
         files += script_files(resolved, source_root)
         settings, blocks = self.extras(resolved.agents)
-        return CompiledOutput(dialect=self.name, files=tuple(files), settings=settings, blocks=blocks)
+        warnings = tuple(warning for agent in resolved.agents for warning in self.model_settings(agent).warnings)
+        return CompiledOutput(dialect=self.name, files=tuple(files), settings=settings, blocks=blocks,
+                              warnings=warnings)
 
     def parse_agent(self, path: str, data: bytes) -> tuple[dict[str, Any], str]:
         return parse_markdown(data, path)

@@ -11,9 +11,11 @@ from open_agent_compiler.compiler.dialect import AgentPlan, FileDialect
 from open_agent_compiler.compiler.frontmatter import render_markdown
 from open_agent_compiler.compiler.grants import ACTIONS, Action
 from open_agent_compiler.compiler.identifiers import check_mcp_server
+from open_agent_compiler.compiler.model_ids import ModelSettings, ModelSettingsBuilder, qualified_model
 from open_agent_compiler.compiler.prompt import HarnessTerms, read_body_facts
 from open_agent_compiler.errors import OacError
 from open_agent_compiler.model.core.capabilities import Capabilities
+from open_agent_compiler.model.registry import ResolvedAgent
 
 ALLOWED_KEYS = ("description", "mode", "model", "temperature", "permission")
 # Read-only file tools granted together with `read`.
@@ -84,14 +86,20 @@ class OpenCodeDialect(FileDialect):
     terms = TERMS
     skills_dir = ".opencode/skills"
 
+    def model_settings(self, agent: ResolvedAgent) -> ModelSettings:
+        # OpenCode has no agent-level reasoning key (an unknown key would be sent to the provider): warned.
+        built = ModelSettingsBuilder(self.name, agent.compiled_name)
+        parameters = agent.model_parameters
+        if parameters is not None:
+            built.model("model", parameters.model_name, qualified_model)
+            built.mapped("temperature", "temperature", parameters.temperature)
+            built.mapped(None, "reasoning effort", parameters.reasoning_effort)
+        return built.build()
+
     def render_agent(self, plan: AgentPlan) -> bytes:
         agent = plan.agent
         config: dict[str, Any] = {"description": agent.description, "mode": "primary" if agent.primary else "subagent"}
-        parameters = agent.model_parameters
-        if parameters is not None:
-            config["model"] = parameters.model_name
-            if parameters.temperature is not None:
-                config["temperature"] = parameters.temperature
+        config.update(self.model_settings(agent).fields)
         config["permission"] = permission_block(plan)
         return render_markdown(config, plan.body)
 

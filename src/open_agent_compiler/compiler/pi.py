@@ -11,8 +11,10 @@ from typing import Any
 from open_agent_compiler.compiler.dialect import AgentPlan, FileDialect, csv_items
 from open_agent_compiler.compiler.frontmatter import render_markdown
 from open_agent_compiler.compiler.grants import Action
+from open_agent_compiler.compiler.model_ids import PI_THINKING, ModelSettings, ModelSettingsBuilder, qualified_model
 from open_agent_compiler.compiler.prompt import HarnessTerms, read_body_facts
 from open_agent_compiler.model.core.capabilities import Capabilities
+from open_agent_compiler.model.registry import ResolvedAgent
 
 READ_TOOLS = ("read", "grep", "find", "ls")
 DEFAULT_TOOLS = ("read", "bash", "edit", "write", "grep", "find", "ls")  # what an absent `tools` gives
@@ -56,14 +58,20 @@ class PiDialect(FileDialect):
             "description": agent.description,
             "tools": ", ".join(tool_names(plan)) or NOTHING,
         }
-        parameters = agent.model_parameters
-        if parameters is not None:
-            config["model"] = parameters.model_name
-            if parameters.reasoning_effort is not None:
-                config["thinking"] = parameters.reasoning_effort
+        config.update(self.model_settings(agent).fields)
         config["skills"] = ", ".join(plan.grants.skills) or NOTHING
         config["prompt_mode"] = "replace"
         return render_markdown(config, plan.body)
+
+    def model_settings(self, agent: ResolvedAgent) -> ModelSettings:
+        # pi-subagents agent files have no sampling keys: temperature is warned about, not written.
+        built = ModelSettingsBuilder(self.name, agent.compiled_name)
+        parameters = agent.model_parameters
+        if parameters is not None:
+            built.model("model", parameters.model_name, qualified_model)
+            built.mapped("thinking", "reasoning effort", parameters.reasoning_effort, PI_THINKING)
+            built.mapped(None, "temperature", parameters.temperature)
+        return built.build()
 
     def capabilities(self, agent_name: str, files: Mapping[str, bytes]) -> Capabilities:
         config, body = self.read_agent(agent_name, files)
