@@ -18,7 +18,8 @@ from open_agent_compiler.compiler.grants import ACTIONS, Action, agent_grants, s
 from open_agent_compiler.compiler.identifiers import check_mcp_server
 from open_agent_compiler.compiler.model_ids import CLAUDE_EFFORT, ModelSettings, ModelSettingsBuilder, claude_model
 from open_agent_compiler.compiler.output import ManagedBlock, SettingsFragment
-from open_agent_compiler.compiler.prompt import HarnessTerms, read_body_facts
+from open_agent_compiler.compiler.prompt import read_body_facts
+from open_agent_compiler.compiler.terms import HarnessTerms
 from open_agent_compiler.errors import OacError
 from open_agent_compiler.model.core.agent import McpServer
 from open_agent_compiler.model.core.capabilities import Capabilities

@@ -16,7 +16,9 @@ from open_agent_compiler.compiler.dialect import AgentPlan, FileDialect
 from open_agent_compiler.compiler.grants import Action
 from open_agent_compiler.compiler.model_ids import CODEX_EFFORT, ModelSettings, ModelSettingsBuilder, codex_model
 from open_agent_compiler.compiler.output import ManagedBlock, SettingsFragment
-from open_agent_compiler.compiler.prompt import HarnessTerms, item, read_body_facts
+from open_agent_compiler.compiler.prompt import read_body_facts
+from open_agent_compiler.compiler.terms import HarnessTerms
+from open_agent_compiler.compiler.text import item
 from open_agent_compiler.errors import OacError
 from open_agent_compiler.model.core.capabilities import Capabilities
 from open_agent_compiler.model.registry import ResolvedAgent
@@ -33,6 +35,7 @@ TERMS = HarnessTerms(
     harness="Codex", shell="your shell tool",
     delegate='`spawn_agent` with `agent_type: "{name}"` (then `wait_agent` for its answer)',
     skill="reading `.agents/skills/{name}/SKILL.md`", mcp_tools="`mcp__{server}__<tool>`", commands_enforced=False,
+    todo="the `update_plan` tool",
 )
 
 

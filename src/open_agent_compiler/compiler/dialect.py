@@ -10,7 +10,8 @@ from open_agent_compiler.compiler.frontmatter import parse_markdown
 from open_agent_compiler.compiler.grants import AgentGrants, agent_grants
 from open_agent_compiler.compiler.model_ids import ModelSettings
 from open_agent_compiler.compiler.output import CompiledFile, CompiledOutput, ManagedBlock, SettingsFragment
-from open_agent_compiler.compiler.prompt import NEUTRAL, HarnessTerms, render_agent_body
+from open_agent_compiler.compiler.prompt import render_agent_body
+from open_agent_compiler.compiler.terms import NEUTRAL, HarnessTerms
 from open_agent_compiler.compiler.render_memo import RenderMemo
 from open_agent_compiler.compiler.scripts import script_files
 from open_agent_compiler.compiler.skills import skill_files

@@ -12,7 +12,8 @@ from open_agent_compiler.compiler.frontmatter import render_markdown
 from open_agent_compiler.compiler.grants import ACTIONS, Action
 from open_agent_compiler.compiler.identifiers import check_mcp_server
 from open_agent_compiler.compiler.model_ids import ModelSettings, ModelSettingsBuilder, qualified_model
-from open_agent_compiler.compiler.prompt import HarnessTerms, read_body_facts
+from open_agent_compiler.compiler.prompt import read_body_facts
+from open_agent_compiler.compiler.terms import HarnessTerms
 from open_agent_compiler.errors import OacError
 from open_agent_compiler.model.core.capabilities import Capabilities
 from open_agent_compiler.model.registry import ResolvedAgent

@@ -12,7 +12,8 @@ from open_agent_compiler.compiler.dialect import AgentPlan, FileDialect, csv_ite
 from open_agent_compiler.compiler.frontmatter import render_markdown
 from open_agent_compiler.compiler.grants import Action
 from open_agent_compiler.compiler.model_ids import PI_THINKING, ModelSettings, ModelSettingsBuilder, qualified_model
-from open_agent_compiler.compiler.prompt import HarnessTerms, read_body_facts
+from open_agent_compiler.compiler.prompt import read_body_facts
+from open_agent_compiler.compiler.terms import HarnessTerms
 from open_agent_compiler.model.core.capabilities import Capabilities
 from open_agent_compiler.model.registry import ResolvedAgent
 

@@ -13,12 +13,15 @@ user's text imitates our headings.
 import json
 import re
 import shlex
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping, Sequence
 
 from pydantic import BaseModel, ConfigDict
 
 from open_agent_compiler.compiler.grants import Action, AgentGrants, strictest
 from open_agent_compiler.compiler.identifiers import check_mcp_server, check_one_line
+from open_agent_compiler.compiler.terms import NEUTRAL, HarnessTerms
+from open_agent_compiler.compiler.text import code_block, item, items, lf, paragraphs, quote  # noqa: F401 - lf: public here too
+from open_agent_compiler.compiler.workflow import render_workflow
 from open_agent_compiler.model.core.agent import McpServer
 from open_agent_compiler.model.core.skill import SkillDefinition
 from open_agent_compiler.model.core.tool import ToolDefinition
@@ -31,73 +34,13 @@ ALLOWED_COMMANDS = "Allowed commands:"
 _COMMAND_ITEM = re.compile(r"- `(.*)` \((allow|ask|deny)\)")
 _NAME_ITEM = re.compile(r"- `([^`]+)`(?::.*)?")
 _PERMISSION_ITEM = re.compile(r"- ([a-z_]+): (allow|ask|deny)(?: \(.*\))?")
-_NEWLINES = re.compile(r"\r\n?")
 
-
-# rendering helpers ---------------------------------------------------------------------------------------------
-def lf(text: str) -> str:
-    """User text with CRLF and lone CR as LF: one line ending in every dialect (TOML multi-line strings, used
-    for codex, cannot keep CR), and no CR that a harness might break a line at."""
-    return _NEWLINES.sub("\n", text)
-
-
-def quote(text: str) -> list[str]:
-    """User prose as a blockquote."""
-    text = lf(text)
-    return [f"> {line}" if line else ">" for line in text.strip("\n").split("\n")] if text.strip() else []
-
-
-def item(text: str, bullet: str = "- ") -> list[str]:
-    """One list item; continuation lines indented so they never start at column 0."""
-    first, *rest = lf(text).strip("\n").split("\n")
-    return [bullet + first, *("  " + line for line in rest)]
-
-
-def items(label: str, texts: Iterable[str]) -> list[str]:
-    lines = [line for text in texts if text.strip() for line in item(text)]
-    return [label, *lines, ""] if lines else []
-
-
-def code_block(text: str) -> list[str]:
-    return ["    " + line if line else "" for line in text.split("\n")] + [""]
-
-
-def _paragraphs(*parts: str) -> str:
-    return "\n\n".join(lf(part).strip("\n") for part in parts if part.strip())
-
-
-# the harness a body is written for ---------------------------------------------------------------------------
-class HarnessTerms(BaseModel):
-    """How the model inside one harness does what the body asks: each dialect module defines its own, so the
-    instructions name that harness's real tools (a model told to use a tool it does not have improvises)."""
-
-    model_config = ConfigDict(frozen=True)
-
-    harness: str  # shown to the model: "OpenCode"
-    shell: str  # how a command is run: "the `bash` tool"
-    delegate: str  # how to call subagent {name}
-    skill: str  # how to load skill {name}
-    mcp_tools: str | None  # how server {server}'s tools are named; None: the harness has no MCP
-    commands_enforced: bool  # True: the harness itself refuses commands that are not listed
-
-    def delegate_to(self, name: str) -> str:
-        return self.delegate.format(name=name)
-
-    def load_skill(self, name: str) -> str:
-        return self.skill.format(name=name)
-
-
-# Dialect-neutral wording, for callers that render a body outside any dialect.
-NEUTRAL = HarnessTerms(
-    harness="your harness", shell="your shell tool", delegate="your subagent tool (agent `{name}`)",
-    skill="your skill tool (skill `{name}`)", mcp_tools="`{server}` tools", commands_enforced=False,
-)
 
 # tools ---------------------------------------------------------------------------------------------------------
 def render_tool(tool: ToolDefinition, terms: HarnessTerms | None = None) -> list[str]:
     header = tool.header
     lines = [TOOL_PREFIX + check_one_line(tool.name, "tool name"), ""]
-    prose = quote(_paragraphs(header.description, header.usage_explanation_long or header.usage_explanation_short))
+    prose = quote(paragraphs(header.description, header.usage_explanation_long or header.usage_explanation_short))
     lines += [*prose, ""] if prose else []
     logic = tool.bash_tool or tool.json_tool
     mode_rules = logic.mode_specific_rules if logic else []
@@ -124,7 +67,7 @@ def render_tool(tool: ToolDefinition, terms: HarnessTerms | None = None) -> list
 # skills --------------------------------------------------------------------------------------------------------
 def render_skill_summary(skill: SkillDefinition) -> list[str]:
     lines = [SKILL_PREFIX + check_one_line(skill.name, "skill name"), ""]
-    prose = quote(_paragraphs(skill.description, skill.usage_explanation_short))
+    prose = quote(paragraphs(skill.description, skill.usage_explanation_short))
     lines += [*prose, ""] if prose else []
     steps = [f"{step.header}" + (f": {step.rule}" if step.rule else "") for step in skill.workflow_steps]
     return lines + items("Workflow:", steps)
@@ -132,7 +75,7 @@ def render_skill_summary(skill: SkillDefinition) -> list[str]:
 
 def render_skill_body(skill: SkillDefinition) -> str:
     """The body of a skill's SKILL.md: usage, rules, workflow steps with their tools, examples."""
-    out = [_paragraphs(skill.usage_explanation_long or skill.usage_explanation_short or skill.description), ""]
+    out = [paragraphs(skill.usage_explanation_long or skill.usage_explanation_short or skill.description), ""]
     if skill.rules:
         out += ["## Rules", "", *(line for rule in skill.rules for line in item(rule)), ""]
     if skill.workflow_steps:
@@ -147,7 +90,9 @@ def render_skill_body(skill: SkillDefinition) -> str:
     return "\n".join(out).strip("\n") + "\n"
 
 
-def _section_list(heading: str, texts: list[str]) -> list[str]:
+def _section_list(heading: str, examples: Sequence[object]) -> list[str]:
+    """Examples are text or `SkillExample`s (whose str() reads as one sentence)."""
+    texts = [str(example) for example in examples]
     lines = [line for text in texts if text.strip() for line in item(text)]
     return [heading, "", *lines, ""] if lines else []
 
@@ -212,11 +157,31 @@ def render_agent_body(agent: ResolvedAgent, grants: AgentGrants, descriptions: M
     """`descriptions` maps compiled agent names to their descriptions (for the subagent list); `terms` is the
     harness the body is written for."""
     definition = agent.definition
-    head = [definition.system_prompt.strip("\n")]
+    head = [system_prompt(agent), definition.preamble]
     if definition.usage_explanation_long.strip():
         head += ["## Usage\n\n" + definition.usage_explanation_long.strip("\n")]
+    head += ["\n".join(render_workflow(agent, terms))]
+    if definition.inline_skills:
+        head += [_inline_skill(skill) for skill in definition.skills]
+    head += [definition.postamble]
     structured = render_structured(agent, grants, descriptions, terms)
-    return _paragraphs(*head, "\n".join(structured)) + "\n"
+    return paragraphs(*head, "\n".join(structured)) + "\n"
+
+
+def system_prompt(agent: ResolvedAgent) -> str:
+    """`prompt_sections` (the sectioned form of the system prompt), when given, else `system_prompt`."""
+    definition = agent.definition
+    if not definition.prompt_sections:
+        return definition.system_prompt
+    texts = [str(section.get("content") or section.get("text") or "") for section in definition.prompt_sections]
+    return paragraphs(*texts)
+
+
+def _inline_skill(skill: SkillDefinition) -> str:
+    """A skill's whole SKILL.md text in the instructions (`inline_skills`), its headings one level down."""
+    body = render_skill_body(skill)
+    lines = [("#" + line) if line.startswith("## ") else line for line in body.split("\n")]
+    return f"## Skill {check_one_line(skill.name, 'skill name')}\n\n" + "\n".join(lines)
 
 
 # reading facts back --------------------------------------------------------------------------------------------
