@@ -15,7 +15,7 @@ from typing import Any
 from open_agent_compiler.compiler.dialect import AgentPlan, FileDialect, csv_items
 from open_agent_compiler.compiler.frontmatter import render_markdown
 from open_agent_compiler.compiler.grants import ACTIONS, Action, agent_grants, strictest
-from open_agent_compiler.compiler.identifiers import check_mcp_server
+from open_agent_compiler.compiler.mcp import claude_tool_names
 from open_agent_compiler.compiler.model_ids import CLAUDE_EFFORT, ModelSettings, ModelSettingsBuilder, claude_model
 from open_agent_compiler.compiler.output import ManagedBlock, SettingsFragment
 from open_agent_compiler.compiler.prompt import read_body_facts
@@ -40,7 +40,7 @@ def tool_list(plan: AgentPlan) -> list[str]:
     tools += ["Write"] if grants.write else []
     tools += ["Edit"] if grants.edit else []
     tools += [f"Agent({', '.join(grants.subagents)})"] if grants.subagents else []
-    tools += [f"mcp__{check_mcp_server(server.name)}" for server in grants.mcp_servers]
+    tools += [name for server in grants.mcp_servers for name in claude_tool_names(server)]
     return tools
 
 
@@ -120,7 +120,7 @@ class ClaudeDialect(FileDialect):
             if grants.write or grants.edit:
                 rules["allow"]["Edit"] = None
             for server in grants.mcp_servers:
-                rules["allow"][f"mcp__{server.name}"] = None
+                rules["allow"].update(dict.fromkeys(claude_tool_names(server)))
         if not any(rules.values()):
             return (), ()
         fragment = SettingsFragment(path=SETTINGS_PATH, **{kind: tuple(found) for kind, found in rules.items()})
@@ -166,8 +166,12 @@ class ClaudeDialect(FileDialect):
             for name in match.group(1).split(",")
             if name.strip()
         ]
-        servers = [tool[len("mcp__") :] for tool in tools if tool.startswith("mcp__")]
-        server_actions = {server: ruled(f"mcp__{server}") for server in servers}
+        server_actions: dict[str, Action] = {}
+        for tool in tools:  # `mcp__<server>` or `mcp__<server>__<tool>`: a server is granted if any tool is
+            if tool.startswith("mcp__"):
+                server = tool[len("mcp__") :].split("__")[0]
+                action = ruled(tool, f"mcp__{server}")
+                server_actions[server] = "allow" if "allow" in (action, server_actions.get(server)) else action
         skills = csv_items(config.get("skills"))
         permissions: dict[str, Action] = {
             "read": ruled("Read", default="allow") if "Read" in names else "deny",

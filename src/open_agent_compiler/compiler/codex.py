@@ -14,6 +14,7 @@ import tomli_w
 
 from open_agent_compiler.compiler.dialect import AgentPlan, FileDialect
 from open_agent_compiler.compiler.grants import Action
+from open_agent_compiler.compiler.mcp import codex_server
 from open_agent_compiler.compiler.model_ids import CODEX_EFFORT, ModelSettings, ModelSettingsBuilder, codex_model
 from open_agent_compiler.compiler.output import ManagedBlock, SettingsFragment
 from open_agent_compiler.compiler.prompt import read_body_facts
@@ -23,7 +24,8 @@ from open_agent_compiler.errors import OacError
 from open_agent_compiler.model.core.capabilities import Capabilities
 from open_agent_compiler.model.registry import ResolvedAgent
 
-ALLOWED_KEYS = ("name", "description", "developer_instructions", "model", "model_reasoning_effort", "sandbox_mode")
+ALLOWED_KEYS = ("name", "description", "developer_instructions", "model", "model_reasoning_effort", "sandbox_mode",
+                "mcp_servers")
 AGENTS_MD = "AGENTS.md"
 BLOCK_MARKER = "codex-agents"
 WRITABLE_SANDBOXES = ("workspace-write", "danger-full-access")
@@ -52,6 +54,8 @@ class CodexDialect(FileDialect):
         tail: dict[str, Any] = {}
         tail.update(self.model_settings(agent).fields)
         tail["sandbox_mode"] = "workspace-write" if grants.write or grants.edit else "read-only"
+        if grants.mcp_servers:
+            tail["mcp_servers"] = {server.name: codex_server(server) for server in grants.mcp_servers}
         # Only the instructions as a readable multi-line string: tomli_w's multi-line form turns CRLF into LF.
         instructions = {"developer_instructions": plan.body}
         text = tomli_w.dumps(head) + tomli_w.dumps(instructions, multiline_strings="\r" not in plan.body)

@@ -8,6 +8,7 @@ from pydantic import BaseModel, ConfigDict
 
 from open_agent_compiler.compiler.frontmatter import parse_markdown
 from open_agent_compiler.compiler.grants import AgentGrants, agent_grants
+from open_agent_compiler.compiler.mcp import granted_servers
 from open_agent_compiler.compiler.model_ids import ModelSettings
 from open_agent_compiler.compiler.output import CompiledFile, CompiledOutput, ManagedBlock, SettingsFragment
 from open_agent_compiler.compiler.prompt import render_agent_body
@@ -51,13 +52,16 @@ class AgentPlan(BaseModel):
     agent: ResolvedAgent
     grants: AgentGrants
     body: str
+    config_mcp_servers: tuple[str, ...] = ()  # every MCP server the config connects (to deny the others)
 
 
-def plan_agent(agent: ResolvedAgent, descriptions: Mapping[str, str], terms: HarnessTerms = NEUTRAL) -> AgentPlan:
+def plan_agent(agent: ResolvedAgent, descriptions: Mapping[str, str], terms: HarnessTerms = NEUTRAL,
+               config_mcp_servers: tuple[str, ...] = ()) -> AgentPlan:
     """`descriptions` maps compiled agent names to descriptions (the body lists the agent's subagents); `terms`
     is the harness the body is written for."""
     grants = agent_grants(agent)
-    return AgentPlan(agent=agent, grants=grants, body=render_agent_body(agent, grants, descriptions, terms))
+    return AgentPlan(agent=agent, grants=grants, body=render_agent_body(agent, grants, descriptions, terms),
+                     config_mcp_servers=config_mcp_servers)
 
 
 def plan_agents(resolved: ResolvedConfig, terms: HarnessTerms = NEUTRAL) -> list[AgentPlan]:
@@ -69,10 +73,12 @@ def agent_descriptions(resolved: ResolvedConfig) -> dict[str, str]:
     return {agent.compiled_name: agent.description for agent in resolved.agents}
 
 
-def render_input(agent: ResolvedAgent, descriptions: Mapping[str, str]) -> list[Any]:
-    """Everything an AgentPlan is derived from: the agent itself and its subagents' descriptions. Cheaper to
-    digest than the plan, so an unchanged agent is neither planned nor rendered again."""
-    return [agent.content_digest(), [(name, descriptions.get(name, "")) for name in agent.subagents]]
+def render_input(agent: ResolvedAgent, descriptions: Mapping[str, str],
+                 config_mcp_servers: tuple[str, ...] = ()) -> list[Any]:
+    """Everything an AgentPlan is derived from: the agent itself, its subagents' descriptions and the config's
+    MCP servers. Cheaper to digest than the plan, so an unchanged agent is neither planned nor rendered again."""
+    return [agent.content_digest(), [(name, descriptions.get(name, "")) for name in agent.subagents],
+            list(config_mcp_servers)]
 
 
 class FileDialect:
@@ -98,27 +104,40 @@ class FileDialect:
         """The agent's model keys in this harness's form, and warnings for what cannot be expressed."""
         return ModelSettings()
 
+    def feature_warnings(self, agent: ResolvedAgent) -> list[str]:
+        """What of the agent's definition this harness cannot express (beyond its model settings)."""
+        return []
+
+    def extra_files(self, agents: Sequence[ResolvedAgent]) -> list[CompiledFile]:
+        """Whole files of this dialect besides agents, skills and scripts; none by default."""
+        return []
+
     def extras(self, agents: Sequence[ResolvedAgent]) -> tuple[tuple[SettingsFragment, ...], tuple[ManagedBlock, ...]]:
         """Fragments merged into user-owned files; none by default."""
         return (), ()
 
-    def _agent_file(self, agent: ResolvedAgent, descriptions: Mapping[str, str], memo: RenderMemo | None) -> bytes:
+    def _agent_file(self, agent: ResolvedAgent, descriptions: Mapping[str, str], memo: RenderMemo | None,
+                    servers: tuple[str, ...] = ()) -> bytes:
         if memo is None:
-            return self.render_agent(plan_agent(agent, descriptions, self.terms))
-        return memo.render(self.name, render_input(agent, descriptions),
-                           lambda: self.render_agent(plan_agent(agent, descriptions, self.terms)))
+            return self.render_agent(plan_agent(agent, descriptions, self.terms, servers))
+        return memo.render(self.name, render_input(agent, descriptions, servers),
+                           lambda: self.render_agent(plan_agent(agent, descriptions, self.terms, servers)))
 
     def compile(self, resolved: ResolvedConfig, *, source_root: Path | None = None,
                 memo: RenderMemo | None = None) -> CompiledOutput:
         descriptions = agent_descriptions(resolved)
+        servers = tuple(granted_servers(resolved.agents))
         files = [
-            CompiledFile(path=self.agent_path(agent.compiled_name), content=self._agent_file(agent, descriptions, memo))
+            CompiledFile(path=self.agent_path(agent.compiled_name),
+                         content=self._agent_file(agent, descriptions, memo, servers))
             for agent in resolved.agents
         ]
         files += skill_files(resolved, self.skills_dir)
         files += script_files(resolved, source_root)
+        files += self.extra_files(resolved.agents)
         settings, blocks = self.extras(resolved.agents)
-        warnings = tuple(warning for agent in resolved.agents for warning in self.model_settings(agent).warnings)
+        warnings = tuple(warning for agent in resolved.agents
+                         for warning in (*self.model_settings(agent).warnings, *self.feature_warnings(agent)))
         return CompiledOutput(dialect=self.name, files=tuple(files), settings=settings, blocks=blocks,
                               warnings=warnings)
 

@@ -4,13 +4,15 @@ Frontmatter keys are limited to `ALLOWED_KEYS`: OpenCode forwards unknown keys t
 Permission keys live in the tuples below so that a harness version that rejects one is a one-line change.
 """
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from open_agent_compiler.compiler.dialect import AgentPlan, FileDialect
 from open_agent_compiler.compiler.frontmatter import render_markdown
 from open_agent_compiler.compiler.grants import ACTIONS, Action
 from open_agent_compiler.compiler.identifiers import check_mcp_server
+from open_agent_compiler.compiler.mcp import allowed_tools, granted_servers, opencode_server
+from open_agent_compiler.compiler.output import CompiledFile, render_json
 from open_agent_compiler.compiler.model_ids import ModelSettings, ModelSettingsBuilder, qualified_model
 from open_agent_compiler.compiler.prompt import read_body_facts
 from open_agent_compiler.compiler.terms import HarnessTerms
@@ -18,6 +20,7 @@ from open_agent_compiler.errors import OacError
 from open_agent_compiler.model.core.capabilities import Capabilities
 from open_agent_compiler.model.registry import ResolvedAgent
 
+MCP_CONFIG = ".opencode/opencode.json"  # OpenCode merges it with the project's own opencode.json
 ALLOWED_KEYS = ("description", "mode", "model", "temperature", "permission")
 # Read-only file tools granted together with `read`.
 READ_KEYS = ("glob", "grep", "list")
@@ -50,6 +53,18 @@ def permission_block(plan: AgentPlan) -> dict[str, Any]:
     for server in plan.agent.definition.mcp_servers:
         permission[f"{check_mcp_server(server.name)}_*"] = _flag(server.name in granted)
     permission.update({key: "deny" for key in ALWAYS_DENIED})
+    return permission
+
+
+def mcp_permissions(permission: dict[str, Any], plan: AgentPlan) -> dict[str, Any]:
+    """Every server the config connects is visible to every OpenCode agent: deny the ones this agent is not
+    granted, and narrow a granted server to its `allowed_tools` (the catch-all first: the last match wins)."""
+    granted = {server.name: server for server in plan.grants.mcp_servers}
+    for name in plan.config_mcp_servers:
+        server = granted.get(name)
+        tools = allowed_tools(server) if server is not None else ()
+        permission[f"{name}_*"] = "allow" if server is not None and not tools else "deny"
+        permission.update({f"{name}_{tool}": "allow" for tool in tools})
     return permission
 
 
@@ -101,8 +116,16 @@ class OpenCodeDialect(FileDialect):
         agent = plan.agent
         config: dict[str, Any] = {"description": agent.description, "mode": "primary" if agent.primary else "subagent"}
         config.update(self.model_settings(agent).fields)
-        config["permission"] = permission_block(plan)
+        config["permission"] = mcp_permissions(permission_block(plan), plan)
         return render_markdown(config, plan.body)
+
+    def extra_files(self, agents: Sequence[ResolvedAgent]) -> list[CompiledFile]:
+        servers = granted_servers(agents)
+        if not servers:
+            return []
+        config = {"$schema": "https://opencode.ai/config.json",
+                  "mcp": {name: opencode_server(server) for name, server in servers.items()}}
+        return [CompiledFile(path=MCP_CONFIG, content=render_json(config))]
 
     def capabilities(self, agent_name: str, files: Mapping[str, bytes]) -> Capabilities:
         config, body = self.read_agent(agent_name, files)
@@ -116,6 +139,10 @@ class OpenCodeDialect(FileDialect):
             return _rules(permission[key], f"{where}.{key}") if key in permission else {"*": everything}
 
         mcp = {key[:-2]: _overall(rules(key)) for key in permission if isinstance(key, str) and key.endswith("_*")}
+        for server in mcp:  # a server narrowed to some tools: `<server>_*` deny, `<server>_<tool>` allow
+            if any(key.startswith(f"{server}_") and key != f"{server}_*" and value == "allow"
+                   for key, value in permission.items() if isinstance(key, str)):
+                mcp[server] = "allow"
         permissions = {key: _overall(rules(key)) for key in ("read", "edit", "task", "skill", "webfetch", "websearch")}
         permissions["write"] = permissions["edit"]  # OpenCode's `edit` covers writing
         if mcp:

@@ -10,7 +10,7 @@ from typing import Any
 
 from open_agent_compiler.compiler.dialect import AgentPlan, FileDialect, csv_items
 from open_agent_compiler.compiler.frontmatter import render_markdown
-from open_agent_compiler.compiler.grants import Action
+from open_agent_compiler.compiler.grants import Action, agent_grants
 from open_agent_compiler.compiler.model_ids import PI_THINKING, ModelSettings, ModelSettingsBuilder, qualified_model
 from open_agent_compiler.compiler.prompt import read_body_facts
 from open_agent_compiler.compiler.terms import HarnessTerms
@@ -73,6 +73,14 @@ class PiDialect(FileDialect):
             built.mapped("thinking", "reasoning effort", parameters.reasoning_effort, PI_THINKING)
             built.mapped(None, "temperature", parameters.temperature)
         return built.build()
+
+    def feature_warnings(self, agent: ResolvedAgent) -> list[str]:
+        # Pi has no MCP client: granted servers are named in the instructions only (and read back from there).
+        servers = [server.name for server in agent_grants(agent).mcp_servers]
+        if not servers:
+            return []
+        return [f"{self.name}: agent {agent.compiled_name!r}: Pi has no MCP support; MCP servers "
+                f"{', '.join(servers)} are named in the instructions only, not connected"]
 
     def capabilities(self, agent_name: str, files: Mapping[str, bytes]) -> Capabilities:
         config, body = self.read_agent(agent_name, files)

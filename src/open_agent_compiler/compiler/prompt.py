@@ -147,6 +147,8 @@ def render_structured(agent: ResolvedAgent, grants: AgentGrants, descriptions: M
         lines += [*(line for text in texts for line in item(text)), ""]
     if grants.mcp_servers:
         lines += [MCP, ""]
+        if terms.mcp_tools is None:
+            lines += [f"{terms.harness} cannot connect to MCP servers: these are not available to you here.", ""]
         texts = [_mcp_line(server, terms) for server in grants.mcp_servers]
         lines += [*(line for text in texts for line in item(text)), ""]
     return lines
