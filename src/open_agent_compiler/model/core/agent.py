@@ -2,7 +2,7 @@
 
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from open_agent_compiler.model.core.base import Frozen, Text
 from open_agent_compiler.model.core.skill import SkillDefinition
@@ -56,6 +56,13 @@ class ModelParameters(Frozen):
     reasoning_effort: ReasoningEffort | None = None
 
 
+def render_prompt_sections(sections: list[dict[str, Any]]) -> str:
+    """The system prompt sections stand for: their non-empty `content`, by `order` then position."""
+    ordered = sorted(enumerate(sections), key=lambda item: (item[1].get("order", 0), item[0]))
+    texts = [str(section.get("content", "")).strip() for _, section in ordered]
+    return "\n\n".join(text for text in texts if text)
+
+
 class AgentDefinition(Frozen):
     header: AgentHeader
     usage_explanation_long: str = ""
@@ -71,7 +78,7 @@ class AgentDefinition(Frozen):
     workspace: str | None = None  # scratch directory pattern; "{name}" becomes the compiled agent name
     preamble: str = ""  # between system_prompt and the workflow (workflow only)
     postamble: str = ""  # after the workflow (workflow only)
-    prompt_sections: list[dict[str, Any]] = Field(default_factory=list)
+    prompt_sections: list[dict[str, Any]] = Field(default_factory=list)  # when given, they make the system_prompt
     inline_skills: bool = False  # workflow only: document each skill tool's command inline instead of by name
     default_tool_format: ToolFormat = "bash"
     tool_format_overrides: dict[str, ToolFormat] = Field(default_factory=dict)  # tool name -> format
@@ -79,6 +86,12 @@ class AgentDefinition(Frozen):
     capability_tests: list[CapabilityTest] = Field(default_factory=list)
     tool_tests: list[ToolTest] = Field(default_factory=list)
     agent_tests: list[AgentTest] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _prompt_from_sections(self) -> "AgentDefinition":
+        if self.prompt_sections:  # frozen: set once, during validation
+            object.__setattr__(self, "system_prompt", render_prompt_sections(self.prompt_sections))
+        return self
 
     @property
     def permissions(self) -> AgentToolPermissions:
@@ -123,5 +136,5 @@ class AgentVariant(Frozen):
     postfix: str = ""
     agent_mode: AgentMode = "primary"
     agent_definition: AgentDefinition
-    model_parameters: ModelParameters
+    model_parameters: ModelParameters | None = None  # None: the harness's default model
     also_compile_as_primary: bool = False
