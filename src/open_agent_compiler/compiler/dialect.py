@@ -6,6 +6,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict
 
+from open_agent_compiler.compiler.expand import with_primary_twins
 from open_agent_compiler.compiler.frontmatter import parse_markdown
 from open_agent_compiler.compiler.grants import AgentGrants, agent_grants
 from open_agent_compiler.compiler.mcp import granted_servers
@@ -125,6 +126,7 @@ class FileDialect:
 
     def compile(self, resolved: ResolvedConfig, *, source_root: Path | None = None,
                 memo: RenderMemo | None = None) -> CompiledOutput:
+        resolved = with_primary_twins(resolved)
         descriptions = agent_descriptions(resolved)
         servers = tuple(granted_servers(resolved.agents))
         files = [

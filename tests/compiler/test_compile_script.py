@@ -1,0 +1,97 @@
+"""CompileScript (the programmatic compile of build scripts), variant passes and primary twins."""
+
+from pathlib import Path
+
+import pytest
+from oac_builders import agent, team_registry
+
+from open_agent_compiler.compiler.dialects import DIALECTS
+from open_agent_compiler.compiler.script import CompileScript
+from open_agent_compiler.errors import OacError
+from open_agent_compiler.model.core.agent import AgentHeader
+from open_agent_compiler.model.core.model_preset import ModelPreset, SamplingDefaults
+from open_agent_compiler.model.core.template import CompilationConfig, TemplateSlot, TemplateTree
+from open_agent_compiler.model.core.variant_spec import VariantSpec
+from open_agent_compiler.model.registry import AgentRegistry
+from open_agent_compiler.testing.artifacts import load_agent_artifact, load_capabilities
+
+FAST = ModelPreset(name="fast", provider="openai", model_id="gpt-5-mini", sampling=SamplingDefaults(temperature=0.1))
+DEEP = ModelPreset(name="deep", provider="anthropic", model_id="claude-opus-4-1", reasoning=True)
+VARIANTS = [VariantSpec(name="default", postfix="", preset=FAST), VariantSpec(name="deep", postfix="-deep", preset=DEEP)]
+
+
+def test_writes_and_reports_written_files(tmp_path: Path) -> None:
+    result = CompileScript(target=tmp_path, factory=team_registry(), config="prod").run()
+    assert result.target == tmp_path and result.dialects == ("opencode",)
+    assert tmp_path / ".opencode/agents/primary.md" in result.written_files
+    assert all(path.is_file() for path in result.written_files)
+    again = CompileScript(target=tmp_path, factory=team_registry, config="prod").run()
+    assert again.written_files == () and tmp_path / ".opencode/agents/primary.md" in again.unchanged_files
+
+
+def test_variants_compile_side_by_side_with_their_model(tmp_path: Path) -> None:
+    result = CompileScript(target=tmp_path, factory=team_registry, config="prod", variants=VARIANTS,
+                           dialect=["opencode", "claude"]).run()
+    for name in ("primary", "researcher", "writer", "primary-deep", "researcher-deep", "writer-deep"):
+        assert tmp_path / f".opencode/agents/{name}.md" in result.written_files
+    fast = load_agent_artifact(tmp_path, "primary", "opencode").config
+    deep = load_agent_artifact(tmp_path, "primary-deep", "opencode").config
+    assert fast["model"] == "openai/gpt-5-mini" and fast["temperature"] == 0.1
+    assert deep["model"] == "anthropic/claude-opus-4-1"
+    assert load_agent_artifact(tmp_path, "primary-deep", "claude").config["model"] == "claude-opus-4-1"
+    assert load_agent_artifact(tmp_path, "primary-deep", "claude").config["effort"] == "high"
+    # subagent references follow the variant's names, so each pass delegates within itself
+    assert load_capabilities(tmp_path, "primary-deep", "opencode").subagents == ("researcher-deep", "writer-deep")
+    assert any("claude: agent 'primary': model 'openai/gpt-5-mini'" in w for w in result.warnings)
+
+
+def test_clean_takes_back_what_a_variant_no_longer_produces(tmp_path: Path) -> None:
+    CompileScript(target=tmp_path, factory=team_registry, config="prod", variants=VARIANTS).run()
+    result = CompileScript(target=tmp_path, factory=team_registry, config="prod", variants=VARIANTS[:1],
+                           clean=True).run()
+    assert not (tmp_path / ".opencode/agents/primary-deep.md").exists()
+    assert tmp_path / ".opencode/agents/primary-deep.md" in result.removed_files
+    assert (tmp_path / ".opencode/agents/primary.md").is_file()
+    assert tmp_path / ".opencode/agents/primary.md" not in result.removed_files
+
+
+def test_two_variants_one_postfix_is_an_error(tmp_path: Path) -> None:
+    twins = [VariantSpec(name="a", postfix="-x", preset=FAST), VariantSpec(name="b", postfix="-x", preset=DEEP)]
+    with pytest.raises(OacError, match="share the postfix '-x'"):
+        CompileScript(target=tmp_path, factory=team_registry, config="prod", variants=twins).run()
+    assert not tmp_path.exists() or not any(tmp_path.iterdir())
+
+
+def test_factory_spec_and_unknown_dialect(tmp_path: Path) -> None:
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "regmod_cs.py").write_text(
+        "import sys\nsys.path.insert(0, %r)\nfrom oac_builders import team_registry as registry\n"
+        % str(Path(__file__).parent))
+    result = CompileScript(target=tmp_path / "out", factory="regmod_cs:registry", config="prod",
+                           source_root=tmp_path / "src", dialect="pi").run()
+    assert tmp_path / "out/.pi/agents/primary.md" in result.written_files
+    with pytest.raises(OacError, match="unknown dialect 'nope'"):
+        CompileScript(target=tmp_path, factory=team_registry, config="prod", dialect="nope")
+
+
+def _twin_registry() -> AgentRegistry:
+    reg = AgentRegistry()
+    reg.register_agent("lead", agent("lead", subagents=[AgentHeader(agent_id="worker", name="worker")]))
+    reg.register_agent("worker", agent("worker"))
+    reg.register_template(TemplateTree(name="t", slots=[
+        TemplateSlot(name="primary", default_agent_id="lead"),
+        TemplateSlot(name="worker", default_agent_id="worker", also_compile_as_primary=True)]))
+    reg.create_compilation_config(CompilationConfig(name="c", template_name="t", postfix="-v"))
+    return reg
+
+
+@pytest.mark.parametrize("dialect", sorted(DIALECTS))
+def test_also_compile_as_primary_emits_a_primary_twin(dialect: str, tmp_path: Path) -> None:
+    CompileScript(target=tmp_path, factory=_twin_registry, config="c", dialect=dialect).run()
+    worker = load_agent_artifact(tmp_path, "worker-v", dialect)
+    twin = load_agent_artifact(tmp_path, "worker-v-primary", dialect)
+    assert twin.body == worker.body
+    if dialect == "opencode":
+        assert worker.config["mode"] == "subagent" and twin.config["mode"] == "primary"
+    # the lead still delegates to the subagent, not to the twin
+    assert load_capabilities(tmp_path, "primary-v", dialect).subagents == ("worker-v",)
