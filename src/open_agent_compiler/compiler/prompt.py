@@ -22,7 +22,7 @@ from open_agent_compiler.compiler.identifiers import check_mcp_server, check_one
 from open_agent_compiler.compiler.terms import NEUTRAL, HarnessTerms
 from open_agent_compiler.compiler.text import code_block, item, items, lf, paragraphs, quote  # noqa: F401 - lf: public here too
 from open_agent_compiler.compiler.workflow import render_workflow
-from open_agent_compiler.model.core.agent import McpServer
+from open_agent_compiler.model.core.agent import McpServer, ToolFormat
 from open_agent_compiler.model.core.skill import SkillDefinition
 from open_agent_compiler.model.core.tool import ToolDefinition
 from open_agent_compiler.model.registry import ResolvedAgent
@@ -37,18 +37,21 @@ _PERMISSION_ITEM = re.compile(r"- ([a-z_]+): (allow|ask|deny)(?: \(.*\))?")
 
 
 # tools ---------------------------------------------------------------------------------------------------------
-def render_tool(tool: ToolDefinition, terms: HarnessTerms | None = None) -> list[str]:
+def render_tool(tool: ToolDefinition, terms: HarnessTerms | None = None, tool_format: ToolFormat = "both") -> list[str]:
+    """One tool's section. `tool_format` (the agent's `chosen_format`): `bash` documents the command-line use,
+    `json` the JSON contract, `both` both; the allowed commands (the grant) are listed whatever the format."""
     header = tool.header
     lines = [TOOL_PREFIX + check_one_line(tool.name, "tool name"), ""]
     prose = quote(paragraphs(header.description, header.usage_explanation_long or header.usage_explanation_short))
     lines += [*prose, ""] if prose else []
-    logic = tool.bash_tool or tool.json_tool
-    mode_rules = logic.mode_specific_rules if logic else []
-    lines += items("Rules:", [*header.rules, *mode_rules])
+    logics = [logic for logic, shown in ((tool.bash_tool, tool_format in ("bash", "both")),
+                                         (tool.json_tool, tool_format in ("json", "both"))) if logic and shown]
+    logics = logics or [logic for logic in (tool.bash_tool, tool.json_tool) if logic]
+    lines += items("Rules:", [*header.rules, *(rule for logic in logics for rule in logic.mode_specific_rules)])
     rules = tool.permission_rules()
     if rules:
         lines += [ALLOWED_COMMANDS, *(f"- `{pattern}` ({action})" for pattern, action in rules), ""]
-    if tool.json_tool is not None:
+    if tool.json_tool is not None and tool.json_tool in logics:
         commands = tool.json_tool.permission_json.allowed_commands
         how = f"Run `{commands[0]}`" if commands else "Run it"
         shell = f" with {terms.shell}" if terms is not None else ""
@@ -58,9 +61,8 @@ def render_tool(tool: ToolDefinition, terms: HarnessTerms | None = None) -> list
         for label, schema in schemas:
             if schema:
                 lines += [label, "", *code_block(json.dumps(schema, indent=2, ensure_ascii=False))]
-    if logic is not None:
-        lines += items("Examples:", logic.positive_examples)
-        lines += items("Do not:", logic.negative_examples)
+    lines += items("Examples:", [example for logic in logics for example in logic.positive_examples])
+    lines += items("Do not:", [example for logic in logics for example in logic.negative_examples])
     return lines
 
 
@@ -135,7 +137,7 @@ def render_structured(agent: ResolvedAgent, grants: AgentGrants, descriptions: M
     if agent.tools:
         lines += [TOOLS, ""]
         for reachable in agent.tools:
-            lines += render_tool(reachable.tool, terms)
+            lines += render_tool(reachable.tool, terms, agent.definition.chosen_format(reachable.tool))
     if grants.skills:
         skills = {skill.name: skill for skill in agent.definition.skills}
         lines += [SKILLS, "", f"Load a skill with {terms.load_skill('<name>')} before you follow it.", ""]
