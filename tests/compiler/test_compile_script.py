@@ -95,3 +95,35 @@ def test_also_compile_as_primary_emits_a_primary_twin(dialect: str, tmp_path: Pa
         assert worker.config["mode"] == "subagent" and twin.config["mode"] == "primary"
     # the lead still delegates to the subagent, not to the twin
     assert load_capabilities(tmp_path, "primary-v", dialect).subagents == ("worker-v",)
+
+
+def _resource_registry(mocked: bool) -> AgentRegistry:
+    from open_agent_compiler.model.core.mock import MockResponse
+    from oac_builders import bash_tool
+
+    tool = bash_tool("query", "psql *").model_copy(update={"requires_resources": ["db"]})
+    if mocked:
+        tool = tool.model_copy(update={"mock": MockResponse(kind="fixed", fixed_output={"rows": []})})
+    reg = AgentRegistry()
+    reg.register_agent("a", agent("a", extra_tools=[tool]))
+    reg.register_template(TemplateTree(name="t", slots=[TemplateSlot(name="primary", default_agent_id="a")]))
+    reg.create_compilation_config(CompilationConfig(name="c", template_name="t"))
+    return reg
+
+
+def test_access_profile_checks_bindings_and_mock_only(tmp_path: Path) -> None:
+    from open_agent_compiler.model.core.access_profile import AccessProfile, AccessProfileRegistry, ResourceBinding
+
+    profiles = AccessProfileRegistry()
+    profiles.register(AccessProfile(name="base", bindings={"db": ResourceBinding(kind="postgres", mock_only=True)}))
+    profiles.register(AccessProfile(name="empty"))
+    ok = CompileScript(target=tmp_path / "ok", factory=lambda: _resource_registry(mocked=True), config="c",
+                       access_profiles=profiles, access_profile="base").run()
+    assert ok.written_files
+    with pytest.raises(OacError, match="mock_only resource 'db' but no mock covers it"):
+        CompileScript(target=tmp_path / "bad", factory=lambda: _resource_registry(mocked=False), config="c",
+                      access_profiles=profiles, access_profile="base").run()
+    with pytest.raises(OacError, match="needs resource 'db', unbound in 'empty'"):
+        CompileScript(target=tmp_path / "bad", factory=lambda: _resource_registry(mocked=True), config="c",
+                      access_profiles=profiles, access_profile="empty").run()
+    assert not (tmp_path / "bad").exists()

@@ -17,9 +17,10 @@ from open_agent_compiler.compiler.dialects import DEFAULT_DIALECT, DIALECTS, get
 from open_agent_compiler.compiler.expand import with_variants
 from open_agent_compiler.compiler.writer import WriteReport, write_output
 from open_agent_compiler.errors import OacError
+from open_agent_compiler.model.core.access_profile import AccessProfileRegistry
 from open_agent_compiler.model.core.variant_spec import VariantSpec
 from open_agent_compiler.model.factory import load_registry
-from open_agent_compiler.model.registry import AgentRegistry
+from open_agent_compiler.model.registry import AgentRegistry, ResolvedConfig
 
 Factory = AgentRegistry | Callable[[], AgentRegistry] | str
 
@@ -51,11 +52,26 @@ def _registry(factory: Factory, search_path: Path | None) -> AgentRegistry:
     raise OacError(f"factory must be an AgentRegistry, a callable or 'module:callable', not {type(factory).__name__}")
 
 
+def check_access_profile(resolved: ResolvedConfig, profiles: AccessProfileRegistry | None, name: str) -> None:
+    """Every resource a reachable tool requires is bound by profile `name`, and a `mock_only` binding is used
+    only by tools a mock answers (the tool's own mock or a mock profile's): their tests never reach it.
+    Bindings are runtime configuration for the tools; no harness file carries them."""
+    if profiles is None:
+        raise OacError(f"access profile {name!r} given without an AccessProfileRegistry")
+    requirements = {r.tool.name: list(r.tool.requires_resources) for r in resolved.tools() if r.tool.requires_resources}
+    mocked = {r.tool.name for r in resolved.tools() if r.tool.mock is not None}
+    mocked |= {tool for profile in resolved.mock_profiles.values() for tool in profile.responses}
+    try:
+        profiles.validate_against(name, requirements, mocked)
+    except ValueError as exc:
+        raise OacError(str(exc)) from None
+
+
 class CompileScript:
     def __init__(self, target: str | os.PathLike[str], factory: Factory, config: str, *, clean: bool = False,
                  verbose: bool = False, variants: Sequence[VariantSpec] = (),
-                 dialect: str | Sequence[str] = DEFAULT_DIALECT, source_root: str | os.PathLike[str] | None = None
-                 ) -> None:
+                 dialect: str | Sequence[str] = DEFAULT_DIALECT, source_root: str | os.PathLike[str] | None = None,
+                 access_profiles: AccessProfileRegistry | None = None, access_profile: str | None = None) -> None:
         self.target = Path(target)
         self.factory = factory
         self.config = config
@@ -64,6 +80,8 @@ class CompileScript:
         self.variants = tuple(variants)
         self.dialects = (dialect,) if isinstance(dialect, str) else tuple(dialect)
         self.source_root = Path(source_root) if source_root is not None else None
+        self.access_profiles = access_profiles
+        self.access_profile = access_profile
         for name in self.dialects:
             if name not in DIALECTS:
                 get_dialect(name)  # raises the one-line error naming the known dialects
@@ -71,6 +89,8 @@ class CompileScript:
     def run(self) -> CompileResult:
         root = self.source_root or Path.cwd()
         resolved = with_variants(_registry(self.factory, root).resolve_config(self.config), self.variants)
+        if self.access_profile is not None:
+            check_access_profile(resolved, self.access_profiles, self.access_profile)
         outputs = [get_dialect(name).compile(resolved, source_root=root) for name in self.dialects]
         for output in outputs:  # check every write before the first one happens
             write_output(output, self.target, dialect=output.dialect, dry_run=True)
