@@ -79,7 +79,7 @@ class Evaluator(BaseModel):
 
     kinds: ClassVar[dict[str, type["Evaluator"]]] = {}
     kind: str
-    name: str | None = None
+    name: str | None = ""
 
     @classmethod
     def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
