@@ -86,3 +86,16 @@ def test_one_name_two_servers_is_an_error() -> None:
     other = MCPServerDefinition(name="docs", command=["other"])
     with pytest.raises(OacError, match="define MCP server 'docs' differently"):
         DIALECTS["opencode"].compile(config([DOCS], [other]))
+
+
+@pytest.mark.parametrize(("dialect", "names"), [
+    ("opencode", "`docs_search`, `docs_fetch_page`"),
+    ("claude", "`mcp__docs__search`, `mcp__docs__fetch_page`"),
+    ("codex", "`mcp__docs__search`, `mcp__docs__fetch_page`"),
+])
+def test_instructions_name_the_allowed_tools_the_harness_way(dialect: str, names: str) -> None:
+    spec = DIALECTS[dialect]
+    files = spec.compile(config([DOCS, WIKI])).file_map()
+    text = spec.parse_agent("p", files[f"{spec.agents_dir}/primary{spec.agent_suffix}"])[1]
+    assert f"you may use only {names}" in text
+    assert "its tools are called " + spec.terms.mcp_tool("wiki") in text

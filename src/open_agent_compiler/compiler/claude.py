@@ -71,7 +71,7 @@ def split_tools(value: Any) -> list[str]:
 
 TERMS = HarnessTerms(
     harness="Claude Code", shell="the `Bash` tool", delegate='the `Agent` tool with `subagent_type: "{name}"`',
-    skill='the `Skill` tool (skill `{name}`)', mcp_tools="`mcp__{server}__<tool>`", commands_enforced=True,
+    skill='the `Skill` tool (skill `{name}`)', mcp_tools="mcp__{server}__{tool}", commands_enforced=True,
 )
 
 

@@ -36,7 +36,7 @@ WRITABLE_SANDBOXES = ("workspace-write", "danger-full-access")
 TERMS = HarnessTerms(
     harness="Codex", shell="your shell tool",
     delegate='`spawn_agent` with `agent_type: "{name}"` (then `wait_agent` for its answer)',
-    skill="reading `.agents/skills/{name}/SKILL.md`", mcp_tools="`mcp__{server}__<tool>`", commands_enforced=False,
+    skill="reading `.agents/skills/{name}/SKILL.md`", mcp_tools="mcp__{server}__{tool}", commands_enforced=False,
     todo="the `update_plan` tool",
 )
 

@@ -91,7 +91,7 @@ def _allowed_names(rules: dict[str, Action]) -> tuple[str, ...]:
 
 TERMS = HarnessTerms(
     harness="OpenCode", shell="the `bash` tool", delegate='the `task` tool with `subagent_type: "{name}"`',
-    skill='the `skill` tool with `name: "{name}"`', mcp_tools="`{server}_<tool>`", commands_enforced=True,
+    skill='the `skill` tool with `name: "{name}"`', mcp_tools="{server}_{tool}", commands_enforced=True,
 )
 
 

@@ -48,9 +48,9 @@ def render_tool(tool: ToolDefinition, terms: HarnessTerms | None = None, tool_fo
                                          (tool.json_tool, tool_format in ("json", "both"))) if logic and shown]
     logics = logics or [logic for logic in (tool.bash_tool, tool.json_tool) if logic]
     lines += items("Rules:", [*header.rules, *(rule for logic in logics for rule in logic.mode_specific_rules)])
-    rules = tool.permission_rules()
+    rules = _command_rules(tool)
     if rules:
-        lines += [ALLOWED_COMMANDS, *(f"- `{pattern}` ({action})" for pattern, action in rules), ""]
+        lines += [ALLOWED_COMMANDS, *(f"- `{pattern}` ({action})" for pattern, action in rules.items()), ""]
     if tool.json_tool is not None and tool.json_tool in logics:
         commands = tool.json_tool.permission_json.allowed_commands
         how = f"Run `{commands[0]}`" if commands else "Run it"
@@ -64,6 +64,14 @@ def render_tool(tool: ToolDefinition, terms: HarnessTerms | None = None, tool_fo
     lines += items("Examples:", [example for logic in logics for example in logic.positive_examples])
     lines += items("Do not:", [example for logic in logics for example in logic.negative_examples])
     return lines
+
+
+def _command_rules(tool: ToolDefinition) -> dict[str, Action]:
+    """Each pattern once (a tool's bash and JSON logic often share a command), with its strictest action."""
+    rules: dict[str, Action] = {}
+    for pattern, action in tool.permission_rules():
+        rules[pattern] = strictest([action, rules.get(pattern, action)]) or action
+    return rules
 
 
 # skills --------------------------------------------------------------------------------------------------------
@@ -110,7 +118,11 @@ _PERMISSION_MEANING = {
 def _mcp_line(server: McpServer, terms: HarnessTerms) -> str:
     where = f"command: {shlex.join(server.command)}" if server.command else f"url: {server.url or '?'}"
     text = f"`{check_mcp_server(server.name)}`: " + (server.description.strip() or server.name)
-    naming = f"; its tools are called {terms.mcp_tools.format(server=server.name)}" if terms.mcp_tools else ""
+    naming = ""
+    if terms.mcp_tools and server.allowed_tools:
+        naming = "; you may use only " + ", ".join(terms.mcp_tool(server.name, tool) for tool in server.allowed_tools)
+    elif terms.mcp_tools:
+        naming = f"; its tools are called {terms.mcp_tool(server.name)}"
     return f"{text} ({where}){naming}"
 
 

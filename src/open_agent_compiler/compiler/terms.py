@@ -13,7 +13,7 @@ class HarnessTerms(BaseModel):
     shell: str  # how a command is run: "the `bash` tool"
     delegate: str  # how to call subagent {name}
     skill: str  # how to load skill {name}
-    mcp_tools: str | None  # how server {server}'s tools are named; None: the harness has no MCP
+    mcp_tools: str | None  # how tool {tool} of server {server} is named; None: the harness has no MCP
     commands_enforced: bool  # True: the harness itself refuses commands that are not listed
     todo: str | None = None  # the plan/todo tool every agent has here; None: keep the list in messages
 
@@ -23,9 +23,12 @@ class HarnessTerms(BaseModel):
     def load_skill(self, name: str) -> str:
         return self.skill.format(name=name)
 
+    def mcp_tool(self, server: str, tool: str = "<tool>") -> str:
+        return f"`{(self.mcp_tools or '{server}/{tool}').format(server=server, tool=tool)}`"
+
 
 # Dialect-neutral wording, for callers that render a body outside any dialect.
 NEUTRAL = HarnessTerms(
     harness="your harness", shell="your shell tool", delegate="your subagent tool (agent `{name}`)",
-    skill="your skill tool (skill `{name}`)", mcp_tools="`{server}` tools", commands_enforced=False,
+    skill="your skill tool (skill `{name}`)", mcp_tools="{server} {tool}", commands_enforced=False,
 )

@@ -70,7 +70,7 @@ def _step_lines(step: WorkflowStepDefinition, agent: ResolvedAgent, terms: Harne
         if tool is None:
             lines += item(f"Tool `{use.tool_name}`{note}: it is not one of your tools, so you cannot use it here.")
         else:
-            commands = [pattern for pattern, action in tool.permission_rules() if action != "deny"]
+            commands = list(dict.fromkeys(pattern for pattern, action in tool.permission_rules() if action != "deny"))
             how = f" — with {terms.shell}: " + ", ".join(f"`{c}`" for c in commands) if commands else ""
             lines += item(f"Use the tool `{tool.name}`{note}{how}.")
     names = subagent_names(agent)
