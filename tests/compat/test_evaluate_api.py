@@ -25,7 +25,7 @@ FactSpec = test_model.FactSpec
 
 def test_evaluator_classes_and_factspec_import_from_the_test_model_path() -> None:
     assert test_model.RegexEvaluator is RegexEvaluator and test_model.FactRecallEvaluator is FactRecallEvaluator
-    with pytest.raises(AttributeError):
+    with pytest.raises(AttributeError, match="NoSuchEvaluator"):
         test_model.NoSuchEvaluator  # noqa: B018
 
 

@@ -77,7 +77,7 @@ def test_resolve_config_reads_as_slot_to_variant() -> None:
     assert (sub.agent_mode, sub.also_compile_as_primary) == ("subagent", True)
     assert sub.agent_definition == reg.get_agent(helper).agent_definition  # type: ignore[union-attr]
     assert dict(resolved.items())["helper"] == sub and resolved.get("ghost") is None
-    with pytest.raises(KeyError):
+    with pytest.raises(KeyError, match="ghost"):
         resolved["ghost"]
     # our richer view is still there
     assert resolved.agent("primary").subagents == ("helper-v2",) and resolved.agent("helper").also_compile_as_primary
@@ -112,5 +112,5 @@ def test_lookups_by_name_return_none_or_names() -> None:
 
 def test_registry_errors_are_value_errors_too() -> None:
     reg = AgentRegistry()
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="unknown compilation config 'missing'"):
         reg.resolve_config("missing")
