@@ -22,7 +22,8 @@ def registry_lines(registry: AgentRegistry) -> list[str]:
     lines.append("agents:")
     for agent in registry.registered_agents():
         model = agent.model_parameters.model_name if agent.model_parameters else "default model"
-        lines.append(f"  {agent.name} (id {agent.agent_id}, {model})")
+        also = f" as {agent.registry_id}" if agent.registry_id != agent.agent_id else ""
+        lines.append(f"  {agent.name} (id {agent.agent_id}, {model}){also}")
     lines.append("mock profiles:")
     for profile in registry.mock_profiles():
         lines.append(f"  {profile.name}: {', '.join(profile.responses) or 'no tools'}")

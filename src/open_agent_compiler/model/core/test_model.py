@@ -80,6 +80,16 @@ class AgentTest(_TestBase):
             raise ValueError(f"agent test {self.name!r} needs exactly one of prompt or turns")
         return self
 
+    @property
+    def is_multi_turn(self) -> bool:
+        return bool(self.turns)
+
+    def all_turns(self) -> tuple[Turn, ...]:
+        """The turns as the public package gives them: a single-turn test's evaluators ride on its one turn."""
+        if self.turns:
+            return self.turns
+        return (Turn(prompt=self.prompt, expected_tool_calls=self.expected_tool_calls, evaluators=self.evaluators),)
+
     def conversation(self) -> tuple[Turn, ...]:
         """The turns to play, a single-turn `prompt` included."""
         if self.turns:
