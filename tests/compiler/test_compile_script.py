@@ -15,9 +15,11 @@ from open_agent_compiler.model.core.variant_spec import VariantSpec
 from open_agent_compiler.model.registry import AgentRegistry
 from open_agent_compiler.testing.artifacts import load_agent_artifact, load_capabilities
 
-FAST = ModelPreset(name="fast", provider="openai", model_id="gpt-5-mini", sampling=SamplingDefaults(temperature=0.1))
+FAST = ModelPreset(name="fast", provider="openai", model_id="gpt-5-mini",
+                   sampling=SamplingDefaults(temperature=0.1))
 DEEP = ModelPreset(name="deep", provider="anthropic", model_id="claude-opus-4-1", reasoning=True)
-VARIANTS = [VariantSpec(name="default", postfix="", preset=FAST), VariantSpec(name="deep", postfix="-deep", preset=DEEP)]
+VARIANTS = [VariantSpec(name="default", postfix="", preset=FAST),
+            VariantSpec(name="deep", postfix="-deep", preset=DEEP)]
 
 
 def test_writes_and_reports_written_files(tmp_path: Path) -> None:

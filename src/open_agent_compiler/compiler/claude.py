@@ -70,8 +70,12 @@ def split_tools(value: Any) -> list[str]:
 
 
 TERMS = HarnessTerms(
-    harness="Claude Code", shell="the `Bash` tool", delegate='the `Agent` tool with `subagent_type: "{name}"`',
-    skill='the `Skill` tool (skill `{name}`)', mcp_tools="mcp__{server}__{tool}", commands_enforced=True,
+    harness="Claude Code",
+    shell="the `Bash` tool",
+    delegate='the `Agent` tool with `subagent_type: "{name}"`',
+    skill="Load a skill with the `Skill` tool (skill `{name}`) before you follow it.",
+    mcp_tools="mcp__{server}__{tool}",
+    commands_enforced=True,
 )
 
 

@@ -34,9 +34,12 @@ WRITABLE_SANDBOXES = ("workspace-write", "danger-full-access")
 # Codex has no per-command rules and no skill tool: the body asks the model to keep to its commands and to
 # read a skill's SKILL.md itself (Codex lists project skills to the model by name and path).
 TERMS = HarnessTerms(
-    harness="Codex", shell="your shell tool",
+    harness="Codex",
+    shell="your shell tool",
     delegate='`spawn_agent` with `agent_type: "{name}"` (then `wait_agent` for its answer)',
-    skill="reading `.agents/skills/{name}/SKILL.md`", mcp_tools="mcp__{server}__{tool}", commands_enforced=False,
+    skill="Before you follow a skill, read its `.agents/skills/{name}/SKILL.md`.",
+    mcp_tools="mcp__{server}__{tool}",
+    commands_enforced=False,
     todo="the `update_plan` tool",
 )
 

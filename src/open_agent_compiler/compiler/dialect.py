@@ -86,6 +86,10 @@ class FileDialect:
     """Shared behaviour: one agent file per slot under `agents_dir`, skills under `skills_dir`, JSON tools'
     scripts at their target paths. Subclasses render one agent and read capabilities back."""
 
+    # No harness has an equivalent of access profiles / resource bindings (runtime configuration of tools):
+    # no dialect writes them; compiler.script.check_access_profile validates them. A preset's top_p, top_k,
+    # min_p, penalties, limits and modalities have no per-agent key in any of the four agent formats.
+
     name: str
     agents_dir: str
     agent_suffix: str

@@ -90,8 +90,12 @@ def _allowed_names(rules: dict[str, Action]) -> tuple[str, ...]:
 
 
 TERMS = HarnessTerms(
-    harness="OpenCode", shell="the `bash` tool", delegate='the `task` tool with `subagent_type: "{name}"`',
-    skill='the `skill` tool with `name: "{name}"`', mcp_tools="{server}_{tool}", commands_enforced=True,
+    harness="OpenCode",
+    shell="the `bash` tool",
+    delegate='the `task` tool with `subagent_type: "{name}"`',
+    skill='Load a skill with the `skill` tool (`name: "{name}"`) before you follow it.',
+    mcp_tools="{server}_{tool}",
+    commands_enforced=True,
 )
 
 

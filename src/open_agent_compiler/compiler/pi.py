@@ -38,10 +38,15 @@ def _items(value: Any, absent: tuple[str, ...]) -> list[str]:
     return [] if items == [NOTHING] else items
 
 
-# Pi has no per-command rules and no MCP; subagents are pi-subagents' `Agent` tool.
+# Pi has no per-command rules and no MCP; subagents are pi-subagents' `Agent` tool, and the skills an agent
+# lists are preloaded into its prompt by pi-subagents.
 TERMS = HarnessTerms(
-    harness="Pi", shell="the `bash` tool", delegate='the `Agent` tool with `subagent_type: "{name}"`',
-    skill="reading `.pi/skills/{name}/SKILL.md`", mcp_tools=None, commands_enforced=False,
+    harness="Pi",
+    shell="the `bash` tool",
+    delegate='the `Agent` tool with `subagent_type: "{name}"`',
+    skill="pi-subagents adds the full text of each skill below (its SKILL.md) to your instructions: follow it.",
+    mcp_tools=None,
+    commands_enforced=False,
 )
 
 

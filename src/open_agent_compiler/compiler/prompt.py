@@ -20,7 +20,8 @@ from pydantic import BaseModel, ConfigDict
 from open_agent_compiler.compiler.grants import Action, AgentGrants, strictest
 from open_agent_compiler.compiler.identifiers import check_mcp_server, check_one_line
 from open_agent_compiler.compiler.terms import NEUTRAL, HarnessTerms
-from open_agent_compiler.compiler.text import code_block, item, items, lf, paragraphs, quote  # noqa: F401 - lf: public here too
+# lf is imported by callers from here too
+from open_agent_compiler.compiler.text import code_block, item, items, lf, paragraphs, quote  # noqa: F401
 from open_agent_compiler.compiler.workflow import render_workflow
 from open_agent_compiler.model.core.agent import McpServer, ToolFormat
 from open_agent_compiler.model.core.skill import SkillDefinition
@@ -152,7 +153,7 @@ def render_structured(agent: ResolvedAgent, grants: AgentGrants, descriptions: M
             lines += render_tool(reachable.tool, terms, agent.definition.chosen_format(reachable.tool))
     if grants.skills:
         skills = {skill.name: skill for skill in agent.definition.skills}
-        lines += [SKILLS, "", f"Load a skill with {terms.load_skill('<name>')} before you follow it.", ""]
+        lines += [SKILLS, "", terms.load_skill("<name>"), ""]
         for name in grants.skills:
             lines += render_skill_summary(skills[name])
     if grants.subagents:

@@ -12,7 +12,7 @@ class HarnessTerms(BaseModel):
     harness: str  # shown to the model: "OpenCode"
     shell: str  # how a command is run: "the `bash` tool"
     delegate: str  # how to call subagent {name}
-    skill: str  # how to load skill {name}
+    skill: str  # the sentence saying how a skill ({name}) is loaded here
     mcp_tools: str | None  # how tool {tool} of server {server} is named; None: the harness has no MCP
     commands_enforced: bool  # True: the harness itself refuses commands that are not listed
     todo: str | None = None  # the plan/todo tool every agent has here; None: keep the list in messages
@@ -29,6 +29,10 @@ class HarnessTerms(BaseModel):
 
 # Dialect-neutral wording, for callers that render a body outside any dialect.
 NEUTRAL = HarnessTerms(
-    harness="your harness", shell="your shell tool", delegate="your subagent tool (agent `{name}`)",
-    skill="your skill tool (skill `{name}`)", mcp_tools="{server} {tool}", commands_enforced=False,
+    harness="your harness",
+    shell="your shell tool",
+    delegate="your subagent tool (agent `{name}`)",
+    skill="Load a skill with your skill tool (skill `{name}`) before you follow it.",
+    mcp_tools="{server} {tool}",
+    commands_enforced=False,
 )
