@@ -36,7 +36,8 @@ from open_agent_compiler.model.core.model_preset import ModelLimits, ModelPreset
 from open_agent_compiler.model.core.skill import SkillDefinition, SkillExample, WorkflowStep
 from open_agent_compiler.model.core.template import CompilationConfig, TemplateSlot, TemplateTree
 from open_agent_compiler.model.core.test_model import AgentTest, CapabilityTest, ToolTest, Turn
-from open_agent_compiler.model.core.variant_spec import VariantSpec
+from open_agent_compiler.model.core.split_profile import SplitProfile
+from open_agent_compiler.model.core.variant_spec import VariantSpec, apply_variant
 from open_agent_compiler.model.core.workflow_model import (
     Criterion,
     Gate,
@@ -75,4 +76,4 @@ from open_agent_compiler.testing.evaluation import (
 
 __version__ = "0.1.0"
 
-__all__ = [name for name in dir() if not name.startswith("_") and name[0].isupper()] + ["load_registry"]
+__all__ = [name for name in dir() if not name.startswith("_") and name[0].isupper()] + ["load_registry", "apply_variant"]

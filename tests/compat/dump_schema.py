@@ -36,6 +36,7 @@ MODULES = (
     "open_agent_compiler.model.core.workflow_model",
     "open_agent_compiler.model.core.model_preset",
     "open_agent_compiler.model.core.variant_spec",
+    "open_agent_compiler.model.core.split_profile",
     "open_agent_compiler.model.core.access_profile",
     "open_agent_compiler.testing.evaluation",
 )
@@ -113,6 +114,7 @@ BASE_OVERRIDES: dict[str, dict[str, Any]] = {
     "AgentTest": {"prompt": lambda: "sample prompt"},
     "FactRecallEvaluator": {"facts": lambda: (sample_instance("FactSpec"),)},
     "FactSpec": {"any_of": lambda: ("sample",)},
+    "SplitProfile": {"class_map": lambda: {"fast": sample_instance("ModelPreset")}},
     "ScriptDefinition": {
         "target_file_path": lambda: pathlib.Path("scripts/sample.py"),
         "script_contents": lambda: "print('sample')\n",

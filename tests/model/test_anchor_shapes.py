@@ -93,3 +93,24 @@ def test_chosen_tool_format_follows_override_then_default_then_what_the_tool_has
     assert agent.chosen_format(bash_only) == "bash"
     assert agent.chosen_format(both) == "both"
     assert agent.model_copy(update={"tool_format_overrides": {}}).chosen_format(both) == "json"
+
+
+def test_split_profile_routes_presets_by_model_class() -> None:
+    from open_agent_compiler import AgentVariant, ModelPreset, ModelParameters, SplitProfile, apply_variant
+
+    fast = ModelPreset(name="fast", provider="zai", model_id="glm-4.5-air")
+    deep = ModelPreset(name="deep", provider="zai", model_id="glm-5.1", reasoning=True)
+    split = SplitProfile(name="split", postfix="-split", preset=deep, class_map={"fast": fast, "analytical": deep},
+                         default_class="analytical")
+
+    def variant(model_class: str) -> AgentVariant:
+        return AgentVariant(agent_definition=AgentDefinition(header=AgentHeader(agent_id="a", name="a"),
+                                                             model_class=model_class),
+                            model_parameters=ModelParameters(model_name="own/model"))
+
+    assert split.preset_for(variant("fast")) == fast and split.preset_for(variant("other")) == deep
+    moved = apply_variant(split, variant("fast"))
+    assert (moved.postfix, moved.model_parameters.model_name) == ("-split", "zai/glm-4.5-air")  # type: ignore[union-attr]
+    assert apply_variant(split, variant("vision")) == variant("vision")  # passthrough keeps its own model
+    with pytest.raises(ValidationError, match="at least one class_map entry"):
+        SplitProfile(name="s", preset=deep)
