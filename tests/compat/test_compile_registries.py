@@ -33,7 +33,7 @@ def project(tmp_path: Path) -> Path:
 
 def compile_all(project: Path, **kwargs) -> Path:  # type: ignore[no-untyped-def]
     build = project / "build"
-    CompileScript(target=build, factory="agents:registry", config="prod", dialect=list(DIALECTS),
+    CompileScript(target=build, factory_spec="agents:registry", config="prod", dialect=list(DIALECTS),
                   source_root=project, **kwargs).run()
     return build
 

@@ -24,11 +24,12 @@ VARIANTS = [VariantSpec(name="default", postfix="", preset=FAST),
 
 def test_writes_and_reports_written_files(tmp_path: Path) -> None:
     result = CompileScript(target=tmp_path, factory=team_registry(), config="prod").run()
-    assert result.target == tmp_path and result.dialects == ("opencode",)
+    assert result.target == tmp_path and result.dialects == ("opencode",) and result.config == "prod"
+    assert result.resolved_slots == ["primary", "researcher", "writer"] and not result.dry_run
     assert tmp_path / ".opencode/agents/primary.md" in result.written_files
     assert all(path.is_file() for path in result.written_files)
     again = CompileScript(target=tmp_path, factory=team_registry, config="prod").run()
-    assert again.written_files == () and tmp_path / ".opencode/agents/primary.md" in again.unchanged_files
+    assert again.written_files == [] and tmp_path / ".opencode/agents/primary.md" in again.unchanged_files
 
 
 def test_variants_compile_side_by_side_with_their_model(tmp_path: Path) -> None:
@@ -69,7 +70,7 @@ def test_factory_spec_and_unknown_dialect(tmp_path: Path) -> None:
     (tmp_path / "src" / "regmod_cs.py").write_text(
         "import sys\nsys.path.insert(0, %r)\nfrom oac_builders import team_registry as registry\n"
         % str(Path(__file__).parent))
-    result = CompileScript(target=tmp_path / "out", factory="regmod_cs:registry", config="prod",
+    result = CompileScript(target=tmp_path / "out", factory_spec="regmod_cs:registry", config="prod",
                            source_root=tmp_path / "src", dialect="pi").run()
     assert tmp_path / "out/.pi/agents/primary.md" in result.written_files
     with pytest.raises(OacError, match="unknown dialect 'nope'"):
@@ -129,3 +130,31 @@ def test_access_profile_checks_bindings_and_mock_only(tmp_path: Path) -> None:
         CompileScript(target=tmp_path / "bad", factory=lambda: _resource_registry(mocked=True), config="c",
                       access_profiles=profiles, access_profile="empty").run()
     assert not (tmp_path / "bad").exists()
+
+
+def test_dry_run_writes_nothing(tmp_path: Path) -> None:
+    result = CompileScript(target=tmp_path / "out", factory=team_registry, config="prod", dry_run=True,
+                           variants=VARIANTS).run()
+    assert result.dry_run and tmp_path / "out/.opencode/agents/primary-deep.md" in result.written_files
+    assert result.variants == ["default", "deep"]
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    ({}, "exactly one of factory"),
+    ({"factory": team_registry, "factory_spec": "x:y"}, "exactly one of factory"),
+    ({"factory": team_registry, "native_tools": True}, "native tool shims are not supported"),
+    ({"factory": team_registry, "store_url": "sqlite:///x.db"}, "no run store"),
+])
+def test_what_cannot_be_honoured_is_refused(tmp_path: Path, kwargs: dict, message: str) -> None:
+    with pytest.raises(OacError, match=message):
+        CompileScript(target=tmp_path, config="prod", **kwargs)
+
+
+def test_names_passed_on_are_checked_or_reported(tmp_path: Path) -> None:
+    with pytest.raises(OacError, match="no such mock profile"):
+        CompileScript(target=tmp_path, factory=team_registry, config="prod", mock_profile="ghost").run()
+    result = CompileScript(target=tmp_path, factory=team_registry, config="prod", access_profile="dev",
+                           client_id="acme", clean_strategy="per_variant").run()
+    assert any("access profile 'dev' not checked" in w for w in result.warnings)
+    assert any("client_id 'acme'" in w for w in result.warnings)

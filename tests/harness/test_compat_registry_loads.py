@@ -28,7 +28,7 @@ def compiled(tmp_path: Path, dialect: str) -> Path:
     source = tmp_path / "source"
     shutil.copytree(OPS_DESK, source, ignore=shutil.ignore_patterns("__pycache__", ".oac"))
     target = tmp_path / f"ops-{dialect}"
-    CompileScript(target=target, factory="agents:registry", config="prod", dialect=dialect, source_root=source).run()
+    CompileScript(target=target, factory_spec="agents:registry", config="prod", dialect=dialect, source_root=source).run()
     return target
 
 
