@@ -1,6 +1,7 @@
 """open_agent_compiler: define agents, tools, skills and tests once; compile them for OpenCode, Claude Code,
 Pi and Codex; test them mocks-first. This module only re-exports the public names."""
 
+from open_agent_compiler.compiler.script import CompileScript
 from open_agent_compiler.errors import FactoryError, OacError, RegistryError, UnsafeNameError
 from open_agent_compiler.model.core.access_profile import (
     AccessProfile,
@@ -31,11 +32,12 @@ from open_agent_compiler.model.core.evaluator import (
     JudgeVerdict,
     ToolCall,
 )
-from open_agent_compiler.model.core.mock import MockProfile, MockResponse, MockState
+from open_agent_compiler.model.core.mock import MockKind, MockProfile, MockResponse, MockState
 from open_agent_compiler.model.core.model_preset import ModelLimits, ModelPreset, SamplingDefaults
 from open_agent_compiler.model.core.skill import SkillDefinition, SkillExample, WorkflowStep
 from open_agent_compiler.model.core.template import CompilationConfig, TemplateSlot, TemplateTree
 from open_agent_compiler.model.core.test_model import AgentTest, CapabilityTest, ToolTest, Turn
+from open_agent_compiler.model.core.permissions_model import PermissionType, ToolScope
 from open_agent_compiler.model.core.split_profile import SplitProfile
 from open_agent_compiler.model.core.variant_spec import VariantSpec, apply_variant
 from open_agent_compiler.model.core.workflow_model import (
@@ -57,6 +59,7 @@ from open_agent_compiler.model.core.tool import (
     ToolDefinitionLogicJson,
     ToolScriptDefinition,
 )
+from open_agent_compiler.model.core.tools_model import SupportedScriptTypes
 from open_agent_compiler.model.factory import load_registry
 from open_agent_compiler.model.registry import AgentRegistry, ResolvedAgent, ResolvedConfig
 from open_agent_compiler.model.script_tool import ScriptTool

@@ -286,6 +286,17 @@ def main() -> None:
             if callable(member) and not name.startswith("_")
         },
     }
+    # Top-level names that one of MODULES (or the programmatic compile) defines or re-exports.
+    homes = [*MODULES, REGISTRY[0], "open_agent_compiler.compiler.script"]
+    schema["top_level"] = {}
+    for name in sorted(n for n in top_level if not n.startswith("_")):
+        value = getattr(open_agent_compiler, name)
+        if inspect.ismodule(value) or type(value).__name__ == "_Feature":
+            continue
+        defined = getattr(value, "__module__", None)
+        having = [m for m in homes if getattr(importlib.import_module(m), name, None) is value]
+        if having:
+            schema["top_level"][name] = defined if defined in having else having[0]
     schema["functions"] = {
         f"{module}:{name}": signature_facts(getattr(importlib.import_module(module), name)) for module, name in FUNCTIONS
     }

@@ -248,10 +248,33 @@ def test_function_is_callable_the_same_way(spec: str) -> None:
     _check_callable_like(spec, function, SCHEMA["functions"][spec])
 
 
+# Top-level names of the reference's definition modules we do not export, and why.
+NOT_AT_TOP_LEVEL: dict[str, str] = {
+    "AnyEvaluator": "the union of the evaluator classes: ours dispatch on `kind` through Evaluator instead",
+    "EvaluatorKind": "same: the kinds are the keys of testing.evaluation.EVALUATORS",
+    "DefaultTools": "the reference's list of OpenCode tool names; our permissions name harness tools per dialect",
+    "ReasoningField": "a type alias for ModelPreset.interleaved, which accepts the same values here",
+    "CompilationContext": "the reference's per-pass feature-flag context for agent factories; our factories are"
+    " plain functions and a VariantSpec's feature_flags are not read by the compile",
+    "build": "the reference's one-call compile; the programmatic compile here is CompileScript(...).run()",
+    "build_variant": "same: use CompileScript(..., variants=[...]).run()",
+}
+
+
+@pytest.mark.parametrize("name", sorted(SCHEMA["top_level"]))
+def test_top_level_name_is_exported(name: str) -> None:
+    if name in NOT_PROVIDED or name in NOT_AT_TOP_LEVEL:
+        assert not hasattr(open_agent_compiler, name), f"{name} is exported now: unlist it"
+        return
+    assert hasattr(open_agent_compiler, name), f"open_agent_compiler.{name} ({SCHEMA['top_level'][name]}) is missing"
+    assert hasattr(importlib.import_module(SCHEMA["top_level"][name]), name), f"{SCHEMA['top_level'][name]}.{name}"
+
+
 def test_the_lists_name_only_reference_facts() -> None:
     for key in [*REJECTED, *DEFAULTS]:
         name, _, field = key.partition(".")
         assert name in CLASSES and (not field or field in CLASSES[name]["fields"]), f"{key} is not in the schema"
     for name in [*NOT_PROVIDED, *ABSTRACT, *FROZEN_HERE, *MUTABLE_HERE]:
         assert name in CLASSES, f"{name} is not in the schema"
+    assert set(NOT_AT_TOP_LEVEL) <= set(SCHEMA["top_level"])
     assert set(REGISTRY_RETURNS) <= set(SCHEMA["registry"]["methods"])
