@@ -1,9 +1,7 @@
 """`regex`: `re.search(pattern, text)` finds a match in the target's text (non-strings as sorted-key JSON)."""
 
 import re
-from typing import Literal
-
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
