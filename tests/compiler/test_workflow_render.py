@@ -92,3 +92,22 @@ def test_inline_skills_put_the_whole_skill_in_the_instructions() -> None:
     assert "## Skill triage" in inline and "### Rules" in inline and "- Never guess." in inline
     referenced = body("pi", skills=[skill])
     assert "## Skill triage" not in referenced and "### Skill: triage" in referenced
+
+
+def test_what_a_step_names_but_the_agent_lacks_is_warned() -> None:
+    reg = AgentRegistry()
+    steps = [*STEPS, WorkflowStepDefinition(id=4, name="Lost", routes=(Route(criteria_name="x", value="y",
+                                                                             goto_step=9),),
+                                            tool_uses=(ToolUse(tool_name="ghost"),))]
+    reg.register_agent("lead", agent("lead", workflow=steps, extra_tools=[bash_tool("notes", "notes add *")],
+                                     subagents=[AgentHeader(agent_id="critic-id", name="critic", mode="primary")]))
+    reg.register_agent("critic", agent("critic-id"))
+    reg.register_template(TemplateTree(name="t", slots=[TemplateSlot(name="primary", default_agent_id="lead"),
+                                                        TemplateSlot(name="reviewer", default_agent_id="critic-id")]))
+    reg.create_compilation_config(CompilationConfig(name="c", template_name="t"))
+    warnings = DIALECTS["claude"].compile(reg.resolve_config("c")).warnings
+    mine = [w for w in warnings if w.startswith("claude: agent 'primary': ")]
+    assert any("workflow step 3 ('Answer') hands off to 'stranger'" in w for w in mine)
+    assert any("workflow step 4 ('Lost') uses tool 'ghost'" in w for w in mine)
+    assert any("routes to step 9, which does not exist" in w for w in mine)
+    assert any("subagent 'critic' is referenced with mode 'primary'" in w for w in mine)

@@ -14,6 +14,7 @@ from open_agent_compiler.compiler.model_ids import ModelSettings
 from open_agent_compiler.compiler.output import CompiledFile, CompiledOutput, ManagedBlock, SettingsFragment
 from open_agent_compiler.compiler.prompt import render_agent_body
 from open_agent_compiler.compiler.terms import NEUTRAL, HarnessTerms
+from open_agent_compiler.compiler.workflow import workflow_problems
 from open_agent_compiler.compiler.render_memo import RenderMemo
 from open_agent_compiler.compiler.scripts import script_files
 from open_agent_compiler.compiler.skills import skill_files
@@ -68,6 +69,17 @@ def plan_agent(agent: ResolvedAgent, descriptions: Mapping[str, str], terms: Har
 def plan_agents(resolved: ResolvedConfig, terms: HarnessTerms = NEUTRAL) -> list[AgentPlan]:
     descriptions = agent_descriptions(resolved)
     return [plan_agent(agent, descriptions, terms) for agent in resolved.agents]
+
+
+def definition_problems(agent: ResolvedAgent) -> list[str]:
+    """What the definition asks for that no dialect does as asked (the compile warns, the body says so)."""
+    problems = workflow_problems(agent)
+    # A reference with mode "primary" asks the public package for a dispatch through its opencode_manager.py
+    # script; every harness here has a subagent tool, so the agent is delegated to like any other subagent.
+    problems += [f"subagent {ref.name!r} is referenced with mode 'primary': it is called with the harness's "
+                 "subagent tool, not dispatched as a separate primary session"
+                 for ref in agent.definition.subagents if ref.mode == "primary"]
+    return problems
 
 
 def agent_descriptions(resolved: ResolvedConfig) -> dict[str, str]:
@@ -143,7 +155,9 @@ class FileDialect:
         files += self.extra_files(resolved.agents)
         settings, blocks = self.extras(resolved.agents)
         warnings = tuple(warning for agent in resolved.agents
-                         for warning in (*self.model_settings(agent).warnings, *self.feature_warnings(agent)))
+                         for warning in (*self.model_settings(agent).warnings, *self.feature_warnings(agent),
+                                         *(f"{self.name}: agent {agent.compiled_name!r}: {problem}"
+                                           for problem in definition_problems(agent))))
         return CompiledOutput(dialect=self.name, files=tuple(files), settings=settings, blocks=blocks,
                               warnings=warnings)
 

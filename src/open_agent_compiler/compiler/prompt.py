@@ -174,7 +174,7 @@ def render_agent_body(agent: ResolvedAgent, grants: AgentGrants, descriptions: M
     """`descriptions` maps compiled agent names to their descriptions (for the subagent list); `terms` is the
     harness the body is written for."""
     definition = agent.definition
-    head = [system_prompt(agent), definition.preamble]
+    head = [definition.system_prompt, definition.preamble]  # prompt_sections already make the system_prompt
     if definition.usage_explanation_long.strip():
         head += ["## Usage\n\n" + definition.usage_explanation_long.strip("\n")]
     head += ["\n".join(render_workflow(agent, terms))]
@@ -183,15 +183,6 @@ def render_agent_body(agent: ResolvedAgent, grants: AgentGrants, descriptions: M
     head += [definition.postamble]
     structured = render_structured(agent, grants, descriptions, terms)
     return paragraphs(*head, "\n".join(structured)) + "\n"
-
-
-def system_prompt(agent: ResolvedAgent) -> str:
-    """`prompt_sections` (the sectioned form of the system prompt), when given, else `system_prompt`."""
-    definition = agent.definition
-    if not definition.prompt_sections:
-        return definition.system_prompt
-    texts = [str(section.get("content") or section.get("text") or "") for section in definition.prompt_sections]
-    return paragraphs(*texts)
 
 
 def _inline_skill(skill: SkillDefinition) -> str:

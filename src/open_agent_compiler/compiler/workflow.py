@@ -88,6 +88,23 @@ def _step_lines(step: WorkflowStepDefinition, agent: ResolvedAgent, terms: Harne
     return [*lines, ""]
 
 
+def workflow_problems(agent: ResolvedAgent) -> list[str]:
+    """What a step names that the agent does not have: rendered as "you cannot", and reported by the compile."""
+    tools = {reachable.tool.name for reachable in agent.tools}
+    names = subagent_names(agent)
+    ids = {step.id for step in agent.definition.workflow}
+    problems = []
+    for step in agent.definition.workflow:
+        where = f"workflow step {step.id} ({step.name!r})"
+        problems += [f"{where} uses tool {use.tool_name!r}, which is not one of its tools"
+                     for use in step.tool_uses if use.tool_name not in tools]
+        problems += [f"{where} hands off to {name!r}, which is not one of its subagents"
+                     for name in step.subagents if name not in names]
+        problems += [f"{where} routes to step {route.goto_step}, which does not exist"
+                     for route in step.routes if route.goto_step not in ids]
+    return problems
+
+
 def render_workflow(agent: ResolvedAgent, terms: HarnessTerms) -> list[str]:
     """The workflow section (empty when the agent has none)."""
     definition = agent.definition
