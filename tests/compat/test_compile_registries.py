@@ -107,3 +107,16 @@ def test_embedded_tests_pass_under_oac_test(project: Path, dialect: str) -> None
     summary = [line for line in done.stdout.splitlines() if line.startswith("oac test:")]
     assert done.returncode == 0, done.stdout + done.stderr
     assert summary == ["oac test: discovered=9 passed=8 failed=0 skipped=0 not_runnable=1"], done.stdout
+
+
+def test_a_promoted_prompt_reaches_every_dialect(project: Path) -> None:
+    promoted = project / ".oac" / "promoted"
+    promoted.mkdir(parents=True)
+    (promoted / "scribe.json").write_text(json.dumps({"schema_version": "1", "version": {
+        "component_id": "scribe", "kind": "agent", "definition": {"system_prompt": "PROMOTED: append one line."},
+        "metrics": {"pass_rate": 1.0}}}))
+    build = compile_all(project)
+    for dialect in DIALECTS:
+        body = load_agent_artifact(build, "scribe", dialect).body
+        assert body.startswith("PROMOTED: append one line.") and "Append the decision" not in body
+        assert load_capabilities(build, "scribe", dialect).permissions["write"] == "allow"  # structure kept

@@ -1,7 +1,8 @@
 """An operations desk written against the public package's definition API, using every compile feature:
 workflow steps with gates, routes, criteria, tool uses, hand-offs and todo marks (strict, lazy, none), a
 workspace, preamble/postamble, prompt sections, MCP servers narrowed to allowed tools, model presets, a primary
-twin, inline skills with SkillExamples, tool formats, and a JSON tool whose script paths are pathlib.Paths.
+twin, inline skills with SkillExamples, tool formats, a JSON tool whose script paths are pathlib.Paths, and a
+promoted snapshot applied when one exists.
 
     oac compile agents:registry --config prod --target build --dialect all
     oac test agents:registry --config prod
@@ -159,7 +160,10 @@ def registry() -> AgentRegistry:
     reg = AgentRegistry()
     triage_id = reg.register_agent_with_preset("triage", triage(), CLAUDE_PRESET)
     reviewer_id = reg.register_agent_with_preset("reviewer", reviewer(), OPENAI_PRESET)
-    scribe_id = reg.register_agent("scribe", scribe(), ModelParameters(model_name="zai-coding-plan/glm-4.5-air"))
+    # A prompt promoted into .oac/promoted/scribe.json (by `oac promote`) replaces the scribe's, when present.
+    scribe_id = reg.register_with_improvements("scribe", scribe(),
+                                               ModelParameters(model_name="zai-coding-plan/glm-4.5-air"),
+                                               project_root=HERE)
     reg.register_template(TemplateTree(name="desk", description=None, slots=[
         TemplateSlot(name="primary", default_agent_id=triage_id),
         TemplateSlot(name="reviewer", default_agent_id=reviewer_id, also_compile_as_primary=True),
