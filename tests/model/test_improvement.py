@@ -18,7 +18,7 @@ from open_agent_compiler import (
     WorkflowStep,
 )
 from open_agent_compiler.errors import OacError
-from open_agent_compiler.improvement import apply_promoted_to_agent, apply_promoted_to_tree
+from open_agent_compiler.improvement import apply_promoted_to_agent, apply_promoted_to_tool, apply_promoted_to_tree
 
 MODEL = ModelParameters(model_name="m")
 
@@ -104,7 +104,12 @@ def test_a_broken_snapshot_is_one_line_naming_the_file(tmp_path: Path, content: 
     assert "\n" not in message and str(path) in message and reason in message
 
 
-def test_a_promoted_value_is_validated(tmp_path: Path) -> None:
+def test_a_promoted_value_is_validated_and_named_with_its_file(tmp_path: Path) -> None:
     promote(tmp_path, "orch.json", {"todo_mode": "sometimes"})
-    with pytest.raises(ValueError, match="todo_mode"):
+    with pytest.raises(OacError) as exc:
         apply_promoted_to_agent(baseline(), None, tmp_path)
+    path = tmp_path / ".oac" / "promoted" / "orch.json"
+    assert str(exc.value).startswith(f"promoted snapshot {path}: AgentDefinition.todo_mode: Input should be")
+    promote(tmp_path, "send.json", {"rules": "not a list"})
+    with pytest.raises(OacError, match=r"send\.json: ToolDefinitionHeader\.rules: Input should be a valid list"):
+        apply_promoted_to_tool(baseline().extra_tools[0], None, tmp_path)

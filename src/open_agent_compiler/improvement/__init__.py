@@ -23,10 +23,13 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from open_agent_compiler.errors import OacError
 from open_agent_compiler.model.core.agent import AgentDefinition, render_prompt_sections
 from open_agent_compiler.model.core.skill import SkillDefinition, SkillExample, WorkflowStep
 from open_agent_compiler.model.core.tool import ToolDefinition
+from open_agent_compiler.model.validation_errors import describe_validation_error
 
 AGENT_FIELDS = ("system_prompt", "preamble", "postamble", "todo_mode", "model_class", "prompt_sections")
 TOOL_HEADER_FIELDS = ("description", "usage_explanation_long", "usage_explanation_short", "rules")
@@ -56,11 +59,26 @@ def _read(path: Path) -> dict[str, Any]:
     return data
 
 
-def _in_directory(directory: Path, component_id: str, slots: Iterable[str | None]) -> dict[str, Any] | None:
+Found = tuple[Path, dict[str, Any]]  # a snapshot file and its parsed content
+
+
+def _in_directory(directory: Path, component_id: str, slots: Iterable[str | None]) -> Found | None:
     for slot in [*(s for s in slots if s), None]:
         path = directory / _file_name(component_id, slot)
         if path.is_file():
-            return _read(path)
+            return path, _read(path)
+    return None
+
+
+def _find(
+    component_id: str, project_root: Path | None, model_class: str | None, client_id: str | None, target: str | None
+) -> Found | None:
+    base = (project_root or Path.cwd()) / ".oac" / "promoted"
+    directories = ([base / client_id.replace("/", "__")] if client_id else []) + [base]
+    for directory in directories:
+        found = _in_directory(directory, component_id, (target, model_class))
+        if found is not None:
+            return found
     return None
 
 
@@ -73,13 +91,8 @@ def find_promoted_snapshot(
     target: str | None = None,
 ) -> dict[str, Any] | None:
     """The promoted snapshot (parsed JSON) for `component_id`, or None when none was promoted."""
-    base = (project_root or Path.cwd()) / ".oac" / "promoted"
-    directories = ([base / client_id.replace("/", "__")] if client_id else []) + [base]
-    for directory in directories:
-        found = _in_directory(directory, component_id, (target, model_class))
-        if found is not None:
-            return found
-    return None
+    found = _find(component_id, project_root, model_class, client_id, target)
+    return found[1] if found is not None else None
 
 
 def load_promoted_definition(
@@ -96,20 +109,26 @@ def load_promoted_definition(
     return dict(snapshot["version"]["definition"]) if snapshot is not None else None
 
 
-def _score(snapshot: dict[str, Any]) -> float:
-    metrics = snapshot["version"].get("metrics") or {}
+def _score(found: Found) -> float:
+    metrics = found[1]["version"].get("metrics") or {}
     for key in ("score_floor", "pass_rate"):
         if isinstance(metrics.get(key), (int, float)):
             return float(metrics[key])
     return float("-inf")
 
 
-def _updated(model: Any, updates: dict[str, Any]) -> Any:
-    """`model` with `updates` validated like any other input (a promotion is data from disk)."""
+def _updated(model: Any, updates: dict[str, Any], source: Path | None = None) -> Any:
+    """`model` with `updates` validated like any other input (a promotion is data from disk); a value that does
+    not validate is one error line naming the snapshot file."""
     if not updates:
         return model
     values = {name: getattr(model, name) for name in type(model).model_fields}
-    return type(model)(**{**values, **updates})
+    try:
+        return type(model)(**{**values, **updates})
+    except ValidationError as exc:
+        if source is None:
+            raise
+        raise OacError(f"promoted snapshot {source}: {describe_validation_error(exc)}") from None
 
 
 def apply_promoted_to_agent(
@@ -126,20 +145,20 @@ def apply_promoted_to_agent(
     """`agent_definition` with the promoted `fields` of `component_id` (default: its agent_id); unchanged
     when nothing was promoted. Promoted prompt sections also become the system prompt."""
     key = component_id or agent_definition.header.agent_id
-    lookup = {"model_class": model_class, "client_id": client_id, "target": target}
-    snapshot = find_promoted_snapshot(key, project_root, **lookup)
+    found = _find(key, project_root, model_class, client_id, target)
     if consider_branch:
-        branch = find_promoted_snapshot(f"branch:{key}", project_root, **lookup)
-        if branch is not None and (snapshot is None or _score(branch) >= _score(snapshot)):
-            snapshot = branch
-    if snapshot is None:
+        branch = _find(f"branch:{key}", project_root, model_class, client_id, target)
+        if branch is not None and (found is None or _score(branch) >= _score(found)):
+            found = branch
+    if found is None:
         return agent_definition
+    path, snapshot = found
     promoted = snapshot["version"]["definition"]
     updates = {name: promoted[name] for name in fields if name in promoted}
     sections = updates.get("prompt_sections")
-    if sections:
+    if isinstance(sections, list) and sections and all(isinstance(section, dict) for section in sections):
         updates["system_prompt"] = render_prompt_sections(sections)
-    return _updated(agent_definition, updates)
+    return _updated(agent_definition, updates, path)
 
 
 def apply_promoted_to_tool(
@@ -152,13 +171,14 @@ def apply_promoted_to_tool(
     target: str | None = None,
     header_fields: tuple[str, ...] = TOOL_HEADER_FIELDS,
 ) -> ToolDefinition:
-    promoted = load_promoted_definition(
-        component_id or tool_definition.name, project_root, model_class=model_class, client_id=client_id,
-        target=target,
-    )
-    if not promoted:
+    found = _find(component_id or tool_definition.name, project_root, model_class, client_id, target)
+    if found is None:
         return tool_definition
-    header = _updated(tool_definition.header, {name: promoted[name] for name in header_fields if name in promoted})
+    path, snapshot = found
+    promoted = snapshot["version"]["definition"]
+    header = _updated(
+        tool_definition.header, {name: promoted[name] for name in header_fields if name in promoted}, path
+    )
     return _updated(tool_definition, {"header": header}) if header is not tool_definition.header else tool_definition
 
 
@@ -172,13 +192,12 @@ def apply_promoted_to_skill(
     target: str | None = None,
     fields: tuple[str, ...] = SKILL_FIELDS,
 ) -> SkillDefinition:
-    promoted = load_promoted_definition(
-        component_id or skill_definition.name, project_root, model_class=model_class, client_id=client_id,
-        target=target,
-    )
-    if not promoted:
+    found = _find(component_id or skill_definition.name, project_root, model_class, client_id, target)
+    if found is None:
         return skill_definition
-    return _updated(skill_definition, {name: promoted[name] for name in fields if name in promoted})
+    path, snapshot = found
+    promoted = snapshot["version"]["definition"]
+    return _updated(skill_definition, {name: promoted[name] for name in fields if name in promoted}, path)
 
 
 def apply_promoted_to_tree(
