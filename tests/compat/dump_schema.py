@@ -211,6 +211,13 @@ def describe(cls: type, top_level: set[str]) -> dict[str, Any]:
         "frozen": frozen,
         "base": encode(base) if accepted(cls, base) else None,
         "fields": {},
+        "methods": sorted(
+            name for klass in cls.__mro__ if klass.__module__.startswith("open_agent_compiler.")
+            for name, member in vars(klass).items()
+            if not name.startswith("_") and (callable(member) or isinstance(member, (property, classmethod,
+                                                                                      staticmethod)))
+            and name not in field_table(cls)
+        ),
     }
     for name, fact in field_table(cls).items():
         valid, valid_plain = [], []

@@ -94,3 +94,12 @@ def test_permission_blocks_in_the_artifact_form() -> None:
     assert evaluate(PermissionPresentEvaluator(permission_key="bash", bash_pattern="git status"), run).passed
     assert not evaluate(PermissionPresentEvaluator(permission_key="bash", bash_pattern="rm -rf /"), run).passed
     assert evaluate(PermissionPresentEvaluator(permission_key="read"), RunContext()).skipped
+
+
+def test_results_built_the_reference_way_for_custom_evaluators() -> None:
+    evaluator = SubstringEvaluator(needle="x", name="has x")
+    skipped = EvaluationResult.skip(evaluator, "no output")
+    assert (skipped.passed, skipped.skipped, skipped.score, skipped.evidence) == (True, True, 0.0, "skipped: no output")
+    checked = EvaluationResult.from_check(evaluator, False, evidence="no x", details={"seen": ""})
+    assert (checked.passed, checked.score, checked.evaluator_name, checked.details) == (False, 0.0, "has x", {"seen": ""})
+    assert EvaluationResult.from_check(evaluator, True, score=0.25).score == 0.25

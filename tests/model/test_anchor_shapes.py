@@ -54,6 +54,7 @@ def test_script_paths_accept_path_objects_and_imply_the_type() -> None:
 
 def test_none_texts_read_as_empty() -> None:
     assert MockProfile(name="ci", description=None).description == ""
+    assert MockProfile(name="ci").resolve("missing") is None
     step = WorkflowStep(header=None, condition=None, result=None, rule=None, tools_used=[])
     assert (step.header, step.rule, step.condition) == ("", "", None)
 

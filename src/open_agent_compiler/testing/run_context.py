@@ -8,7 +8,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from open_agent_compiler.model.core.capabilities import Action, Capabilities
-from open_agent_compiler.model.core.evaluator import EvaluationContext, EvaluatorResult, ToolCall
+from open_agent_compiler.model.core.evaluator import EvaluationContext, Evaluator, EvaluatorResult, ToolCall
 
 
 class ToolCallRecord(BaseModel):
@@ -76,6 +76,18 @@ class EvaluationResult(BaseModel):
     details: dict[str, Any] = Field(default_factory=dict)
     skipped: bool = False
     skip_reason: str = ""
+
+    @classmethod
+    def skip(cls, evaluator: Evaluator, reason: str) -> "EvaluationResult":
+        return cls(evaluator_kind=evaluator.kind, evaluator_name=evaluator.name or "", passed=True, score=0.0,
+                   skipped=True, skip_reason=reason, evidence=f"skipped: {reason}")
+
+    @classmethod
+    def from_check(cls, evaluator: Evaluator, passed: bool, *, evidence: str = "", score: float | None = None,
+                   details: dict[str, Any] | None = None) -> "EvaluationResult":
+        return cls(evaluator_kind=evaluator.kind, evaluator_name=evaluator.name or "", passed=passed,
+                   score=(1.0 if passed else 0.0) if score is None else score, evidence=evidence,
+                   details=details or {})
 
     @classmethod
     def of(cls, result: EvaluatorResult, name: str) -> "EvaluationResult":

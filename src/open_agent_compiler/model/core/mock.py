@@ -49,3 +49,6 @@ class MockProfile(Frozen):
     name: str
     description: Text = ""
     responses: dict[str, MockResponse] = Field(default_factory=dict)
+
+    def resolve(self, tool_name: str) -> MockResponse | None:
+        return self.responses.get(tool_name)
