@@ -166,7 +166,7 @@ def test_bodies_state_the_same_facts_in_every_dialect(name: str, team: ResolvedC
 # How a subagent is called, in each harness's own words.
 DELEGATION = {
     "opencode": 'the `task` tool with `subagent_type: "<name>"`',
-    "claude": 'the `Agent` tool with `subagent_type: "<name>"`',
+    "claude": 'the `Task` tool with `subagent_type: "<name>"`',  # the name Claude Code 2.1's init event lists
     "codex": '`spawn_agent` with `agent_type: "<name>"`',
     "pi": 'the `Agent` tool with `subagent_type: "<name>"`',
 }

@@ -49,6 +49,8 @@ def test_opencode_resolves_workflow_mcp_and_twin(tmp_path: Path) -> None:
     assert h.opencode_rules(scribe, "tickets_*")[-1] == ("*", "deny")  # the config's servers, not its own
     assert h.opencode_agent(project, "reviewer-primary")["mode"] == "primary"
     assert h.opencode_agent(project, "reviewer")["mode"] == "subagent"
+    # the tools our instructions name are the ones OpenCode gives the agent
+    assert {"task", "skill", "bash"} <= set(primary["tools"])
 
 
 def test_claude_loads_every_agent(tmp_path: Path) -> None:
@@ -57,6 +59,8 @@ def test_claude_loads_every_agent(tmp_path: Path) -> None:
     init = h.claude_init(project)
     assert set(AGENTS) <= set(init.agents), (init.agents, init.agent_messages())
     assert not [m for m in init.agent_messages() if "ERROR" in m or "skip" in m.lower()], init.agent_messages()
+    # the tools our instructions name are the ones Claude Code offers the model
+    assert {"Task", "Skill", "Bash"} <= set(init.init.get("tools", []))
 
 
 def test_codex_loads_every_role_with_its_mcp_servers(tmp_path: Path) -> None:

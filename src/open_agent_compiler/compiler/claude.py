@@ -72,7 +72,7 @@ def split_tools(value: Any) -> list[str]:
 TERMS = HarnessTerms(
     harness="Claude Code",
     shell="the `Bash` tool",
-    delegate='the `Agent` tool with `subagent_type: "{name}"`',
+    delegate='the `Task` tool with `subagent_type: "{name}"`',  # Claude Code 2.1 offers the model "Task"
     skill="Load a skill with the `Skill` tool (skill `{name}`) before you follow it.",
     mcp_tools="mcp__{server}__{tool}",
     commands_enforced=True,
