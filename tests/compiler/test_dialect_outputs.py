@@ -181,7 +181,7 @@ def test_bodies_name_the_harness_own_mechanisms(name: str, team: ResolvedConfig)
     others = [phrase for other, phrase in DELEGATION.items() if phrase != DELEGATION[name]]
     assert not [phrase for phrase in others if phrase in primary]
     _, writer = dialect.parse_agent("w", files[f"{dialect.agents_dir}/writer{dialect.agent_suffix}"])
-    shell = {"opencode": "the `bash` tool", "claude": "the `Bash` tool", "codex": "your shell tool",
+    shell = {"opencode": "the `bash` tool", "claude": "the `Bash` tool", "codex": "the `exec_command` tool",
              "pi": "the `bash` tool"}[name]
     assert f"Run `python3 scripts/stats.py` with {shell}, exactly as written" in writer
 

@@ -4,6 +4,7 @@ their allowed tools, models in the harness's form. Skipped, with the reason, whe
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -28,7 +29,8 @@ def compiled(tmp_path: Path, dialect: str) -> Path:
     source = tmp_path / "source"
     shutil.copytree(OPS_DESK, source, ignore=shutil.ignore_patterns("__pycache__", ".oac"))
     target = tmp_path / f"ops-{dialect}"
-    CompileScript(target=target, factory_spec="agents:registry", config="prod", dialect=dialect, source_root=source).run()
+    CompileScript(target=target, factory_spec="agents:registry", config="prod", dialect=dialect,
+                  source_root=source).run()
     return target
 
 
@@ -70,6 +72,9 @@ def test_codex_loads_every_role_with_its_mcp_servers(tmp_path: Path) -> None:
     # an unknown top-level key would void the file; inside mcp_servers Codex 0.171 ignores unknown keys, so
     # enabled_tools is written to its documented name and not proven here
     assert h.codex_warnings(project) == []
+    # the tools our instructions name are the ones Codex offers the model
+    offered = json.dumps(h.codex_prompt_input(project))
+    assert all(f'"{name}"' in offered for name in ("spawn_agent", "wait_agent")) and "exec_command" in offered
 
 
 def test_pi_loads_every_agent(tmp_path: Path) -> None:

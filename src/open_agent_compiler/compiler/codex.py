@@ -31,16 +31,16 @@ BLOCK_MARKER = "codex-agents"
 WRITABLE_SANDBOXES = ("workspace-write", "danger-full-access")
 
 
-# Codex has no per-command rules and no skill tool: the body asks the model to keep to its commands and to
-# read a skill's SKILL.md itself (Codex lists project skills to the model by name and path).
+# Codex has no per-command rules, no skill tool and (0.171) no plan tool: the body asks the model to keep to its
+# commands, to read a skill's SKILL.md itself and to keep its todo list in its messages. Commands run through
+# `exec_command` (0.171 offers it inside its `exec` tool).
 TERMS = HarnessTerms(
     harness="Codex",
-    shell="your shell tool",
+    shell="the `exec_command` tool",
     delegate='`spawn_agent` with `agent_type: "{name}"` (then `wait_agent` for its answer)',
     skill="Before you follow a skill, read its `.agents/skills/{name}/SKILL.md`.",
     mcp_tools="mcp__{server}__{tool}",
     commands_enforced=False,
-    todo="the `update_plan` tool",
 )
 
 

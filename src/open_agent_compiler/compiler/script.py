@@ -73,7 +73,8 @@ class CompileScript:
         source_root: str | os.PathLike[str] | None = None,
     ) -> None:
         if (factory is None) == (factory_spec is None):
-            raise OacError("CompileScript needs exactly one of factory (a callable) or factory_spec ('module:callable')")
+            raise OacError("CompileScript needs exactly one of factory (a callable) or factory_spec "
+                           "('module:callable')")
         # Not built here: say so instead of compiling something other than what was asked.
         if native_tools:
             raise OacError("CompileScript(native_tools=True): native tool shims are not supported; JSON tools are "

@@ -4,10 +4,10 @@ Rendered into the free-text head of the body (before `## Permissions`), so nothi
 granted fact. Steps appear in order with their gate ("only when …"), instructions, questions to answer
 (`evaluates`), tools to use, subagents to hand off to (named the way the harness calls them), routes to other
 steps and todo marks. `todo_mode`: strict = a todo list first, a mark after each step and a final check; lazy
-= the list first and the final check; none = no list. The list is kept in the agent's own messages — or with
-the harness's plan tool where every agent has one (Codex `update_plan`) — because no harness grants its todo
-tool to our agents by default (OpenCode's `todowrite` is denied, Claude Code's `TodoWrite` is not in `tools`,
-Pi has none): a script helper would need its own command grant for nothing a checklist cannot do.
+= the list first and the final check; none = no list. The list is kept in the agent's own messages (or with a
+plan tool a harness gives every agent, `HarnessTerms.todo`): no harness grants its todo tool to our agents by
+default (OpenCode's `todowrite` is denied, Claude Code's `TodoWrite` is not in `tools`, Codex 0.171 and Pi have
+none), and a script helper would need its own command grant for nothing a checklist cannot do.
 """
 
 from collections.abc import Sequence
