@@ -85,3 +85,5 @@ def test_pi_loads_every_agent(tmp_path: Path) -> None:
     primary = h.pi_agent(project, "primary")
     assert primary["model"] == "anthropic/claude-sonnet-4-5" and "bash" in primary["builtinToolNames"]
     assert 'the `Agent` tool with `subagent_type: "reviewer"`' in primary["systemPrompt"]
+    # a real `pi -p` run offers the model pi-subagents' `Agent` tool, with our agents as its types
+    assert {"reviewer", "scribe"} <= set(h.pi_agent_tool_types(project))
