@@ -1,7 +1,6 @@
 """open_agent_compiler: define agents, tools, skills and tests once; compile them for OpenCode, Claude Code,
 Pi and Codex; test them mocks-first. This module only re-exports the public names."""
 
-from open_agent_compiler.compiler.script import CompileScript
 from open_agent_compiler.errors import FactoryError, OacError, RegistryError, UnsafeNameError
 from open_agent_compiler.model.core.access_profile import (
     AccessProfile,
@@ -79,4 +78,14 @@ from open_agent_compiler.testing.evaluation import (
 
 __version__ = "0.1.0"
 
-__all__ = [name for name in dir() if not name.startswith("_") and name[0].isupper()] + ["load_registry", "apply_variant"]
+__all__ = [name for name in dir() if not name.startswith("_") and name[0].isupper()] + ["load_registry", "apply_variant", "CompileScript"]
+
+
+def __getattr__(name: str) -> object:
+    # The programmatic compile pulls in the compiler and writer; import it only when asked for, so that processes
+    # which only need definitions (tool handler children, the CLI's test path) start as fast as before.
+    if name == "CompileScript":
+        from open_agent_compiler.compiler.script import CompileScript
+
+        return CompileScript
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
