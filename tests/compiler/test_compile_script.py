@@ -17,7 +17,8 @@ from open_agent_compiler.testing.artifacts import load_agent_artifact, load_capa
 
 FAST = ModelPreset(name="fast", provider="openai", model_id="gpt-5-mini",
                    sampling=SamplingDefaults(temperature=0.1))
-DEEP = ModelPreset(name="deep", provider="anthropic", model_id="claude-opus-4-1", reasoning=True)
+DEEP = ModelPreset(name="deep", provider="anthropic", model_id="claude-opus-4-1", reasoning=True,
+                   sampling=SamplingDefaults(top_p=0.9))
 VARIANTS = [VariantSpec(name="default", postfix="", preset=FAST),
             VariantSpec(name="deep", postfix="-deep", preset=DEEP)]
 
@@ -46,6 +47,7 @@ def test_variants_compile_side_by_side_with_their_model(tmp_path: Path) -> None:
     # subagent references follow the variant's names, so each pass delegates within itself
     assert load_capabilities(tmp_path, "primary-deep", "opencode").subagents == ("researcher-deep", "writer-deep")
     assert any("claude: agent 'primary': model 'openai/gpt-5-mini'" in w for w in result.warnings)
+    assert any("variant 'deep': preset 'deep' sets top_p" in w for w in result.warnings)
 
 
 def test_clean_takes_back_what_a_variant_no_longer_produces(tmp_path: Path) -> None:

@@ -121,6 +121,12 @@ class CompileScript:
                 notes.append(f"access profile {self.access_profile!r} not checked: no AccessProfileRegistry given")
         if self.client_id is not None:
             notes.append(f"client_id {self.client_id!r}: compiles are not personalized per client here")
+        for spec in self.variants:  # only model, temperature and effort reach an agent file
+            unused = [name for name, value in spec.preset.sampling if name != "temperature" and value is not None]
+            unused += [f"limits.{name}" for name, value in spec.preset.limits if value is not None]
+            if unused:
+                notes.append(f"variant {spec.name!r}: preset {spec.preset.name!r} sets {', '.join(unused)}, which "
+                             "no agent file here carries; not written")
         return notes
 
     def run(self) -> CompileResult:
