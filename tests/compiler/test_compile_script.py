@@ -160,3 +160,24 @@ def test_names_passed_on_are_checked_or_reported(tmp_path: Path) -> None:
                            client_id="acme", clean_strategy="per_variant").run()
     assert any("access profile 'dev' not checked" in w for w in result.warnings)
     assert any("client_id 'acme'" in w for w in result.warnings)
+
+
+def test_split_profile_routes_each_agent_by_model_class(tmp_path: Path) -> None:
+    from open_agent_compiler.model.core.agent import ModelParameters
+    from open_agent_compiler.model.core.split_profile import SplitProfile
+
+    reg = AgentRegistry()
+    reg.register_agent("lead", agent("lead", model_class="analytical",
+                                     subagents=[AgentHeader(agent_id="eye", name="eye"),
+                                                AgentHeader(agent_id="ack", name="ack")]))
+    reg.register_agent("eye", agent("eye", model_class="vision"), ModelParameters(model_name="google/gemini-2.5"))
+    reg.register_agent("ack", agent("ack", model_class="fast"))
+    reg.register_template(TemplateTree(name="t", slots=[TemplateSlot(name="primary", default_agent_id="lead"),
+                                                        TemplateSlot(name="eye", default_agent_id="eye"),
+                                                        TemplateSlot(name="ack", default_agent_id="ack")]))
+    reg.create_compilation_config(CompilationConfig(name="c", template_name="t"))
+    split = SplitProfile(name="split", postfix="-split", preset=FAST, class_map={"analytical": DEEP, "fast": FAST})
+    CompileScript(target=tmp_path, factory=reg, config="c", variants=[split]).run()
+    model = {name: load_agent_artifact(tmp_path, f"{name}-split", "opencode").config.get("model")
+             for name in ("primary", "eye", "ack")}
+    assert model == {"primary": "anthropic/claude-opus-4-1", "eye": "google/gemini-2.5", "ack": "openai/gpt-5-mini"}
