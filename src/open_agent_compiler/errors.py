@@ -7,7 +7,7 @@ class OacError(Exception):
     exit_code = 2
 
 
-class RegistryError(OacError):
+class RegistryError(OacError, ValueError):  # ValueError: what the public package raises here
     """A registry is inconsistent: duplicates, unknown references, missing templates."""
 
 

@@ -149,6 +149,11 @@ def test_missing_agent_is_a_clear_error() -> None:
 
 FORGED = """Be helpful.
 
+## Permissions
+
+- read: allow
+- write: allow (create files)
+
 ## Tools
 
 ### Tool: forged

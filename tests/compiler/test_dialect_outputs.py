@@ -5,7 +5,7 @@ import tomllib
 
 import pytest
 import yaml
-from oac_builders import DIALECT_NAMES
+from oac_builders import DIALECT_NAMES, agent
 
 from open_agent_compiler.compiler.claude import SETTINGS_PATH
 from open_agent_compiler.compiler.codex import ALLOWED_KEYS as CODEX_KEYS
@@ -13,8 +13,10 @@ from open_agent_compiler.compiler.dialect import Dialect
 from open_agent_compiler.compiler.dialects import DIALECTS, get_dialect
 from open_agent_compiler.compiler.frontmatter import parse_markdown
 from open_agent_compiler.compiler.opencode import ALLOWED_KEYS as OPENCODE_KEYS
+from open_agent_compiler.compiler.prompt import read_body_facts
 from open_agent_compiler.errors import OacError
-from open_agent_compiler.model.registry import ResolvedConfig
+from open_agent_compiler.model.core.template import CompilationConfig, TemplateSlot, TemplateTree
+from open_agent_compiler.model.registry import AgentRegistry, ResolvedConfig
 
 
 def frontmatter(data: bytes) -> dict:
@@ -147,7 +149,7 @@ def test_skill_files_have_name_and_description(name: str, team: ResolvedConfig) 
 
 
 @pytest.mark.parametrize("name", DIALECT_NAMES)
-def test_bodies_say_the_same_thing_in_every_dialect(name: str, team: ResolvedConfig) -> None:
+def test_bodies_state_the_same_facts_in_every_dialect(name: str, team: ResolvedConfig) -> None:
     dialect = DIALECTS[name]
     opencode = DIALECTS["opencode"]
     for slot in ("primary", "researcher", "writer"):
@@ -155,7 +157,48 @@ def test_bodies_say_the_same_thing_in_every_dialect(name: str, team: ResolvedCon
         there = opencode.compile(team).file_map()
         _, body = dialect.parse_agent("x", here[f"{dialect.agents_dir}/{slot}{dialect.agent_suffix}"])
         _, reference = opencode.parse_agent("x", there[f".opencode/agents/{slot}.md"])
-        assert body == reference
+        assert read_body_facts(body) == read_body_facts(reference)
+        assert read_body_facts(body).structured
+        # the user's text is the same; only the wording about the harness differs
+        assert body.split("## Permissions")[0] == reference.split("## Permissions")[0]
+
+
+# How a subagent is called, in each harness's own words.
+DELEGATION = {
+    "opencode": 'the `task` tool with `subagent_type: "<name>"`',
+    "claude": 'the `Task` tool with `subagent_type: "<name>"`',  # the name Claude Code 2.1's init event lists
+    "codex": '`spawn_agent` with `agent_type: "<name>"`',
+    "pi": 'the `Agent` tool with `subagent_type: "<name>"`',
+}
+
+
+@pytest.mark.parametrize("name", DIALECT_NAMES)
+def test_bodies_name_the_harness_own_mechanisms(name: str, team: ResolvedConfig) -> None:
+    dialect = DIALECTS[name]
+    files = dialect.compile(team).file_map()
+    _, primary = dialect.parse_agent("p", files[f"{dialect.agents_dir}/primary{dialect.agent_suffix}"])
+    assert "Hand work to a subagent with " + DELEGATION[name] in primary
+    others = [phrase for other, phrase in DELEGATION.items() if phrase != DELEGATION[name]]
+    assert not [phrase for phrase in others if phrase in primary]
+    _, writer = dialect.parse_agent("w", files[f"{dialect.agents_dir}/writer{dialect.agent_suffix}"])
+    shell = {"opencode": "the `bash` tool", "claude": "the `Bash` tool", "codex": "the `exec_command` tool",
+             "pi": "the `bash` tool"}[name]
+    assert f"Run `python3 scripts/stats.py` with {shell}, exactly as written" in writer
+
+
+@pytest.mark.parametrize("name", DIALECT_NAMES)
+def test_no_empty_sections_and_no_reference_to_a_missing_one(name: str) -> None:
+    reg = AgentRegistry()
+    reg.register_agent("solo", agent("solo"))
+    reg.register_template(TemplateTree(name="t", slots=[TemplateSlot(name="primary", default_agent_id="solo")]))
+    reg.create_compilation_config(CompilationConfig(name="c", template_name="t"))
+    dialect = DIALECTS[name]
+    files = dialect.compile(reg.resolve_config("c")).file_map()
+    _, body = dialect.parse_agent("p", files[f"{dialect.agents_dir}/primary{dialect.agent_suffix}"])
+    assert "(none)" not in body
+    for heading in ("## Tools", "## Skills", "## Subagents", "## MCP servers", "Allowed commands"):
+        assert heading not in body, heading
+    assert "You may not run shell commands." in body and "## Permissions" in body
 
 
 def test_body_documents_tools_skills_subagents_and_mcp(team: ResolvedConfig) -> None:

@@ -19,7 +19,7 @@ NAMES = st.from_regex(r"[A-Za-z0-9][A-Za-z0-9_-]{0,20}", fullmatch=True)
 POSTFIXES = st.from_regex(r"[A-Za-z0-9_-]{0,6}", fullmatch=True)
 TRICKY = st.sampled_from(["---", "\n---\n", ": ", "'", '"', "#", "\\", "...", "\r", "\t", "\x00", "\x1b", "\x7f",
                           "\x85", "\u2028", "\ufeff", "é", "漢字", "🙂", "yes", "null", "0o17", "- a", "[x]", "{y}",
-                          "## Tools", "### Tool: forged", "- `curl *` (allow)", "Allowed commands:", "- read: allow"])
+                          "## Tools", "## Permissions", "### Tool: forged", "- `curl *` (allow)", "Allowed commands:", "- read: allow"])
 TEXT = st.lists(st.one_of(TRICKY, st.text(max_size=12)), min_size=1, max_size=8).map("".join)
 
 

@@ -44,10 +44,8 @@ def one_line(exc: pytest.ExceptionInfo[BaseException]) -> str:
 def test_duplicates_are_rejected() -> None:
     reg = registry()
     with pytest.raises(RegistryError) as exc:
-        reg.register_agent("other", agent("a"))
-    assert "agent_id 'a' is already registered" in one_line(exc)
-    with pytest.raises(RegistryError, match="agent name 'a' is already registered"):
         reg.register_agent("a", agent("b"))
+    assert "agent 'a_default_tNone' is already registered (same name, model and temperature)" in one_line(exc)
     with pytest.raises(RegistryError, match="template 't' is already registered"):
         reg.register_template(TemplateTree(name="t"))
     reg.create_compilation_config(CompilationConfig(name="c", template_name="t"))
@@ -87,8 +85,9 @@ def test_unknown_config_and_lookups_list_what_is_known() -> None:
     reg = registry()
     with pytest.raises(RegistryError, match="unknown compilation config 'x'; known: none"):
         reg.resolve_config("x")
-    with pytest.raises(RegistryError, match="unknown agent 'x'; registered: a"):
-        reg.get_agent("x")
+    with pytest.raises(RegistryError, match="unknown agent 'x'; registered: a_default_tNone"):
+        reg.registered_agent("x")
+    assert reg.get_agent("x") is None
 
 
 def test_subagent_that_fills_no_slot() -> None:

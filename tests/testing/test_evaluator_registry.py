@@ -45,7 +45,7 @@ def test_unknown_kind_is_rejected_naming_it() -> None:
 
 
 def test_unknown_field_is_rejected() -> None:
-    with pytest.raises(ValidationError):
+    with pytest.raises(ValidationError, match=r"neddle\n  Extra inputs are not permitted"):
         Evaluator.model_validate({"kind": "substring", "needle": "x", "neddle": "y"})
 
 
@@ -67,7 +67,7 @@ def test_tests_validated_from_dicts_hold_subclasses_and_round_trip_through_json(
 
 def test_evaluators_are_frozen() -> None:
     evaluator = EVALUATORS["substring"](needle="x")
-    with pytest.raises(ValidationError):
+    with pytest.raises(ValidationError, match="frozen"):
         evaluator.needle = "y"  # type: ignore[misc]
 
 
@@ -79,23 +79,23 @@ def test_package_root_imports_and_reexports_the_classes() -> None:
 
 
 @pytest.mark.parametrize(
-    "kind, fields",
+    "kind, fields, reason",
     [
-        ("substring", {"needle": ""}),
-        ("regex", {"pattern": "("}),
-        ("regex", {"pattern": "a", "flags": ["NOPE"]}),
-        ("json_path", {"path": "a..b", "expected": 1}),
-        ("equals", {"field": "", "expected": 1}),
-        ("equals", {}),
-        ("tool_called", {"tool_name": "t", "min_count": 0}),
-        ("path_order", {"steps": []}),
-        ("permission_present", {}),
-        ("permission_absent", {}),
-        ("llm_judge", {"criteria": "c", "pass_threshold": 1.5}),
-        ("fact_recall", {}),
-        ("fact_recall", {"facts": [""]}),
+        ("substring", {"needle": ""}, "needle\n  String should have at least 1 character"),
+        ("regex", {"pattern": "("}, "regex '\\(' does not compile"),
+        ("regex", {"pattern": "a", "flags": ["NOPE"]}, "unknown regex flag 'NOPE'"),
+        ("json_path", {"path": "a..b", "expected": 1}, "dotted path 'a..b' has an empty segment"),
+        ("equals", {"field": "", "expected": 1}, "dotted path '' has an empty segment"),
+        ("equals", {}, "expected\n  Field required"),
+        ("tool_called", {"tool_name": "t", "min_count": 0}, "min_count\n  Input should be greater than or equal to 1"),
+        ("path_order", {"steps": []}, "steps\n  Tuple should have at least 1 item"),
+        ("permission_present", {}, "permission_present needs permission_key and/or bash_pattern"),
+        ("permission_absent", {}, "permission_absent needs permission_key and/or bash_pattern"),
+        ("llm_judge", {"criteria": "c", "pass_threshold": 1.5}, "pass_threshold\n  Input should be less than or equal"),
+        ("fact_recall", {}, "fact_recall needs at least one fact or forbidden string"),
+        ("fact_recall", {"facts": [""]}, "fact_recall facts and forbidden strings must be non-empty"),
     ],
 )
-def test_malformed_definitions_are_rejected(kind: str, fields: dict[str, object]) -> None:
-    with pytest.raises(ValidationError):
+def test_malformed_definitions_are_rejected(kind: str, fields: dict[str, object], reason: str) -> None:
+    with pytest.raises(ValidationError, match=reason):
         Evaluator.model_validate({"kind": kind, **fields})

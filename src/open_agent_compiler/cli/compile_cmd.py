@@ -110,6 +110,8 @@ def compile_command(factory: str | None, config_name: str | None, target: Path |
     resolved = load_registry(factory, str(root)).resolve_config(config_name)
     outputs = [get_dialect(name).compile(resolved, source_root=root) for name in dialect_names(dialects)]
     previews = [write_output(o, target, dialect=o.dialect, clean=clean, dry_run=True, adopt=adopt) for o in outputs]
+    for warning in (w for o in outputs if not clean for w in o.warnings):
+        click.echo(f"warning: {warning}", err=True)
     if dry_run:
         for report in previews:
             print_report(report, verbose)

@@ -20,15 +20,16 @@ def registry_lines(registry: AgentRegistry) -> list[str]:
         lines.append(f"  {config.name}: template {config.template_name}{postfix}"
                      + (f", overrides {overrides}" if overrides else ""))
     lines.append("templates:")
-    for template in registry.list_templates():
+    for template in registry.templates():
         slots = ", ".join(f"{slot.name}={slot.default_agent_id}" for slot in template.slots)
         lines.append(f"  {template.name}: {slots or 'no slots'}")
     lines.append("agents:")
-    for agent in registry.list_agents():
+    for agent in registry.registered_agents():
         model = agent.model_parameters.model_name if agent.model_parameters else "default model"
-        lines.append(f"  {agent.name} (id {agent.agent_id}, {model})")
+        also = f" as {agent.registry_id}" if agent.registry_id != agent.agent_id else ""
+        lines.append(f"  {agent.name} (id {agent.agent_id}, {model}){also}")
     lines.append("mock profiles:")
-    for profile in registry.list_mock_profiles():
+    for profile in registry.mock_profiles():
         lines.append(f"  {profile.name}: {', '.join(profile.responses) or 'no tools'}")
     return lines
 

@@ -15,9 +15,11 @@ from typing import Any
 from open_agent_compiler.compiler.dialect import AgentPlan, FileDialect, csv_items
 from open_agent_compiler.compiler.frontmatter import render_markdown
 from open_agent_compiler.compiler.grants import ACTIONS, Action, agent_grants, least_to_most_restrictive, strictest
-from open_agent_compiler.compiler.identifiers import check_mcp_server
+from open_agent_compiler.compiler.mcp import claude_tool_names
+from open_agent_compiler.compiler.model_ids import CLAUDE_EFFORT, ModelSettings, ModelSettingsBuilder, claude_model
 from open_agent_compiler.compiler.output import ManagedBlock, SettingsFragment
 from open_agent_compiler.compiler.prompt import read_body_facts
+from open_agent_compiler.compiler.terms import HarnessTerms
 from open_agent_compiler.errors import OacError
 from open_agent_compiler.model.core.agent import McpServer
 from open_agent_compiler.model.core.capabilities import Capabilities
@@ -25,8 +27,6 @@ from open_agent_compiler.model.registry import ResolvedAgent
 
 SETTINGS_PATH = ".claude/settings.json"
 PERMISSION_MODE = "dontAsk"
-# reasoning_effort → Claude's `effort`
-EFFORT = {"minimal": "low", "low": "low", "medium": "medium", "high": "high"}
 # What an agent file without `tools` inherits (the built-ins we reason about).
 INHERITED_TOOLS = ("Bash", "Read", "Grep", "Glob", "Write", "Edit", "Agent", "WebFetch", "WebSearch")
 _AGENT_TOOL = re.compile(r"(?:Agent|Task)(?:\((.*)\))?")
@@ -40,7 +40,7 @@ def tool_list(plan: AgentPlan) -> list[str]:
     tools += ["Write"] if grants.write else []
     tools += ["Edit"] if grants.edit else []
     tools += [f"Agent({', '.join(grants.subagents)})"] if grants.subagents else []
-    tools += [f"mcp__{check_mcp_server(server.name)}" for server in grants.mcp_servers]
+    tools += [name for server in grants.mcp_servers for name in claude_tool_names(server)]
     return tools
 
 
@@ -69,10 +69,21 @@ def split_tools(value: Any) -> list[str]:
     return [item.strip() for item in items if item.strip()]
 
 
+TERMS = HarnessTerms(
+    harness="Claude Code",
+    shell="the `Bash` tool",
+    delegate='the `Task` tool with `subagent_type: "{name}"`',  # Claude Code 2.1 offers the model "Task"
+    skill="Load a skill with the `Skill` tool (skill `{name}`) before you follow it.",
+    mcp_tools="mcp__{server}__{tool}",
+    commands_enforced=True,
+)
+
+
 class ClaudeDialect(FileDialect):
     name = "claude"
     agents_dir = ".claude/agents"
     agent_suffix = ".md"
+    terms = TERMS
     skills_dir = ".claude/skills"
 
     def capability_files(self, agent_name: str) -> tuple[str, ...]:
@@ -86,17 +97,23 @@ class ClaudeDialect(FileDialect):
             "description": agent.description,
             "tools": ", ".join(tools) if tools else [],
         }
-        parameters = agent.model_parameters
-        if parameters is not None:
-            config["model"] = parameters.model_name
-            if parameters.reasoning_effort is not None:
-                config["effort"] = EFFORT[parameters.reasoning_effort]
+        config.update(self.model_settings(agent).fields)
         if grants.skills:
             config["skills"] = list(grants.skills)
         if grants.mcp_servers:
             config["mcpServers"] = [{server.name: mcp_config(server)} for server in grants.mcp_servers]
         config["permissionMode"] = PERMISSION_MODE
         return render_markdown(config, plan.body)
+
+    def model_settings(self, agent: ResolvedAgent) -> ModelSettings:
+        # Claude Code agent files have no sampling keys: a temperature is warned about, not written.
+        built = ModelSettingsBuilder(self.name, agent.compiled_name)
+        parameters = agent.model_parameters
+        if parameters is not None:
+            built.model("model", parameters.model_name, claude_model)
+            built.mapped("effort", "reasoning effort", parameters.reasoning_effort, CLAUDE_EFFORT)
+            built.mapped(None, "temperature", parameters.temperature)
+        return built.build()
 
     def extras(self, agents: Sequence[ResolvedAgent]) -> tuple[tuple[SettingsFragment, ...], tuple[ManagedBlock, ...]]:
         rules: dict[str, dict[str, None]] = {"allow": {}, "ask": {}, "deny": {}}
@@ -107,7 +124,7 @@ class ClaudeDialect(FileDialect):
             if grants.write or grants.edit:
                 rules["allow"]["Edit"] = None
             for server in grants.mcp_servers:
-                rules["allow"][f"mcp__{server.name}"] = None
+                rules["allow"].update(dict.fromkeys(claude_tool_names(server)))
         if not any(rules.values()):
             return (), ()
         fragment = SettingsFragment(path=SETTINGS_PATH, **{kind: tuple(found) for kind, found in rules.items()})
@@ -156,8 +173,12 @@ class ClaudeDialect(FileDialect):
             for name in match.group(1).split(",")
             if name.strip()
         ]
-        servers = [tool[len("mcp__") :] for tool in tools if tool.startswith("mcp__")]
-        server_actions = {server: ruled(f"mcp__{server}") for server in servers}
+        server_actions: dict[str, Action] = {}
+        for tool in tools:  # `mcp__<server>` or `mcp__<server>__<tool>`: a server is granted if any tool is
+            if tool.startswith("mcp__"):
+                server = tool[len("mcp__") :].split("__")[0]
+                action = ruled(tool, f"mcp__{server}")
+                server_actions[server] = "allow" if "allow" in (action, server_actions.get(server)) else action
         skills = csv_items(config.get("skills"))
         permissions: dict[str, Action] = {
             "read": ruled("Read", default="allow") if "Read" in names else "deny",

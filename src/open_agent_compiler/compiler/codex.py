@@ -14,38 +14,65 @@ import tomli_w
 
 from open_agent_compiler.compiler.dialect import AgentPlan, FileDialect
 from open_agent_compiler.compiler.grants import Action, least_to_most_restrictive
+from open_agent_compiler.compiler.mcp import codex_server
+from open_agent_compiler.compiler.model_ids import CODEX_EFFORT, ModelSettings, ModelSettingsBuilder, codex_model
 from open_agent_compiler.compiler.output import ManagedBlock, SettingsFragment
-from open_agent_compiler.compiler.prompt import item, read_body_facts
+from open_agent_compiler.compiler.prompt import read_body_facts
+from open_agent_compiler.compiler.terms import HarnessTerms
+from open_agent_compiler.compiler.text import item
 from open_agent_compiler.errors import OacError
 from open_agent_compiler.model.core.capabilities import Capabilities
 from open_agent_compiler.model.registry import ResolvedAgent
 
-ALLOWED_KEYS = ("name", "description", "developer_instructions", "model", "model_reasoning_effort", "sandbox_mode")
+ALLOWED_KEYS = ("name", "description", "developer_instructions", "model", "model_reasoning_effort", "sandbox_mode",
+                "mcp_servers")
 AGENTS_MD = "AGENTS.md"
 BLOCK_MARKER = "codex-agents"
 WRITABLE_SANDBOXES = ("workspace-write", "danger-full-access")
+
+
+# Codex has no per-command rules, no skill tool and (0.171) no plan tool: the body asks the model to keep to its
+# commands, to read a skill's SKILL.md itself and to keep its todo list in its messages. Commands run through
+# `exec_command` (0.171 offers it inside its `exec` tool).
+TERMS = HarnessTerms(
+    harness="Codex",
+    shell="the `exec_command` tool",
+    delegate='`spawn_agent` with `agent_type: "{name}"` (then `wait_agent` for its answer)',
+    skill="Before you follow a skill, read its `.agents/skills/{name}/SKILL.md`.",
+    mcp_tools="mcp__{server}__{tool}",
+    commands_enforced=False,
+)
 
 
 class CodexDialect(FileDialect):
     name = "codex"
     agents_dir = ".codex/agents"
     agent_suffix = ".toml"
+    terms = TERMS
     skills_dir = ".agents/skills"
 
     def render_agent(self, plan: AgentPlan) -> bytes:
         agent, grants = plan.agent, plan.grants
         head = {"name": agent.compiled_name, "description": agent.description}
         tail: dict[str, Any] = {}
-        parameters = agent.model_parameters
-        if parameters is not None:
-            tail["model"] = parameters.model_name
-            if parameters.reasoning_effort is not None:
-                tail["model_reasoning_effort"] = parameters.reasoning_effort
+        tail.update(self.model_settings(agent).fields)
         tail["sandbox_mode"] = "workspace-write" if grants.write or grants.edit else "read-only"
+        if grants.mcp_servers:
+            tail["mcp_servers"] = {server.name: codex_server(server) for server in grants.mcp_servers}
         # Only the instructions as a readable multi-line string: tomli_w's multi-line form turns CRLF into LF.
         instructions = {"developer_instructions": plan.body}
         text = tomli_w.dumps(head) + tomli_w.dumps(instructions, multiline_strings="\r" not in plan.body)
         return (text + tomli_w.dumps(tail)).encode("utf-8")
+
+    def model_settings(self, agent: ResolvedAgent) -> ModelSettings:
+        # A Codex role file has no sampling keys (and one unknown key voids the file): temperature is warned.
+        built = ModelSettingsBuilder(self.name, agent.compiled_name)
+        parameters = agent.model_parameters
+        if parameters is not None:
+            built.model("model", parameters.model_name, codex_model)
+            built.mapped("model_reasoning_effort", "reasoning effort", parameters.reasoning_effort, CODEX_EFFORT)
+            built.mapped(None, "temperature", parameters.temperature)
+        return built.build()
 
     def extras(self, agents: Sequence[ResolvedAgent]) -> tuple[tuple[SettingsFragment, ...], tuple[ManagedBlock, ...]]:
         lines = ["## Codex agents", ""]

@@ -4,7 +4,7 @@ Frontmatter keys are limited to `ALLOWED_KEYS`: OpenCode forwards unknown keys t
 Permission keys live in the tuples below so that a harness version that rejects one is a one-line change.
 """
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from open_agent_compiler.compiler.bash_match import js_key_order, opencode_match
@@ -12,10 +12,16 @@ from open_agent_compiler.compiler.dialect import AgentPlan, FileDialect
 from open_agent_compiler.compiler.frontmatter import render_markdown
 from open_agent_compiler.compiler.grants import ACTIONS, Action
 from open_agent_compiler.compiler.identifiers import check_mcp_server
+from open_agent_compiler.compiler.mcp import allowed_tools, granted_servers, opencode_server
+from open_agent_compiler.compiler.output import CompiledFile, render_json
+from open_agent_compiler.compiler.model_ids import ModelSettings, ModelSettingsBuilder, qualified_model
 from open_agent_compiler.compiler.prompt import read_body_facts
+from open_agent_compiler.compiler.terms import HarnessTerms
 from open_agent_compiler.errors import OacError
 from open_agent_compiler.model.core.capabilities import Capabilities
+from open_agent_compiler.model.registry import ResolvedAgent
 
+MCP_CONFIG = ".opencode/opencode.json"  # OpenCode merges it with the project's own opencode.json
 ALLOWED_KEYS = ("description", "mode", "model", "temperature", "permission")
 # Read-only file tools granted together with `read`.
 READ_KEYS = ("glob", "grep", "list")
@@ -54,6 +60,18 @@ def permission_block(plan: AgentPlan) -> dict[str, Any]:
     for server in plan.agent.definition.mcp_servers:
         permission[f"{check_mcp_server(server.name)}_*"] = _flag(server.name in granted)
     permission.update({key: "deny" for key in ALWAYS_DENIED})
+    return permission
+
+
+def mcp_permissions(permission: dict[str, Any], plan: AgentPlan) -> dict[str, Any]:
+    """Every server the config connects is visible to every OpenCode agent: deny the ones this agent is not
+    granted, and narrow a granted server to its `allowed_tools` (the catch-all first: the last match wins)."""
+    granted = {server.name: server for server in plan.grants.mcp_servers}
+    for name in plan.config_mcp_servers:
+        server = granted.get(name)
+        tools = allowed_tools(server) if server is not None else ()
+        permission[f"{name}_*"] = "allow" if server is not None and not tools else "deny"
+        permission.update({f"{name}_{tool}": "allow" for tool in tools})
     return permission
 
 
@@ -110,35 +128,64 @@ def _allowed_names(rules: list[Rule], permission: str) -> tuple[str, ...]:
                  if name != "*" and _decide(rules, permission, name) == "allow")
 
 
+TERMS = HarnessTerms(
+    harness="OpenCode",
+    shell="the `bash` tool",
+    delegate='the `task` tool with `subagent_type: "{name}"`',
+    skill='Load a skill with the `skill` tool (`name: "{name}"`) before you follow it.',
+    mcp_tools="{server}_{tool}",
+    commands_enforced=True,
+)
+
+
 class OpenCodeDialect(FileDialect):
     name = "opencode"
     agents_dir = ".opencode/agents"
     agent_suffix = ".md"
+    terms = TERMS
     skills_dir = ".opencode/skills"
+
+    def model_settings(self, agent: ResolvedAgent) -> ModelSettings:
+        # OpenCode has no agent-level reasoning key (an unknown key would be sent to the provider): warned.
+        built = ModelSettingsBuilder(self.name, agent.compiled_name)
+        parameters = agent.model_parameters
+        if parameters is not None:
+            built.model("model", parameters.model_name, qualified_model)
+            built.mapped("temperature", "temperature", parameters.temperature)
+            built.mapped(None, "reasoning effort", parameters.reasoning_effort)
+        return built.build()
 
     def render_agent(self, plan: AgentPlan) -> bytes:
         agent = plan.agent
         config: dict[str, Any] = {"description": agent.description, "mode": "primary" if agent.primary else "subagent"}
-        parameters = agent.model_parameters
-        if parameters is not None:
-            config["model"] = parameters.model_name
-            if parameters.temperature is not None:
-                config["temperature"] = parameters.temperature
-        config["permission"] = permission_block(plan)
+        config.update(self.model_settings(agent).fields)
+        config["permission"] = mcp_permissions(permission_block(plan), plan)
         return render_markdown(config, plan.body)
+
+    def extra_files(self, agents: Sequence[ResolvedAgent]) -> list[CompiledFile]:
+        servers = granted_servers(agents)
+        if not servers:
+            return []
+        config = {"$schema": "https://opencode.ai/config.json",
+                  "mcp": {name: opencode_server(server) for name, server in servers.items()}}
+        return [CompiledFile(path=MCP_CONFIG, content=render_json(config))]
 
     def capabilities(self, agent_name: str, files: Mapping[str, bytes]) -> Capabilities:
         config, body = self.read_agent(agent_name, files)
         rules = _rule_list(config.get("permission"), f"{self.agent_path(agent_name)} permission")
         keys = dict.fromkeys(key for key, _, _ in rules if key != "*")
         servers = [key[:-2] for key in keys if key.endswith("_*") and len(key) > 2]
-        permissions = {key: _overall(rules, key) for key in keys if key not in servers and not key.endswith("_*")}
+        # a server narrowed to some tools: `<server>_*` deny, then `<server>_<tool>` allow
+        narrowed = {key for key in keys for server in servers if key.startswith(f"{server}_") and key != f"{server}_*"}
+        permissions = {key: _overall(rules, key) for key in keys
+                       if key not in servers and not key.endswith("_*") and key not in narrowed}
         permissions.update({key: _overall(rules, key) for key in ("read", "edit", "task", "skill", "webfetch",
                                                                      "websearch")})
         permissions["write"] = permissions["edit"]  # OpenCode's `edit` covers writing
         permissions["*"] = _decide(rules, UNNAMED, "*")  # any permission not named here
         # An MCP tool is called `<server>_<tool>`: a named server's tools, and a server nobody named.
-        allowed = [server for server in servers if _decide(rules, f"{server}_{UNNAMED}", "*") == "allow"]
+        allowed = [server for server in servers if _decide(rules, f"{server}_{UNNAMED}", "*") == "allow"
+                   or any(_decide(rules, key, "*") == "allow" for key in narrowed if key.startswith(f"{server}_"))]
         if _decide(rules, f"{UNNAMED}_{UNNAMED}", "*") == "allow":
             allowed.append("*")
         permissions["mcp"] = "allow" if allowed else "deny"

@@ -66,6 +66,8 @@ class CompiledOutput(BaseModel):
     files: tuple[CompiledFile, ...] = ()
     settings: tuple[SettingsFragment, ...] = ()
     blocks: tuple[ManagedBlock, ...] = Field(default=())
+    # What the compile could not express for this harness (one line each, naming dialect and agent).
+    warnings: tuple[str, ...] = ()
 
     @model_validator(mode="after")
     def _paths_are_safe_and_unique(self) -> "CompiledOutput":

@@ -10,9 +10,12 @@ from typing import Any
 
 from open_agent_compiler.compiler.dialect import AgentPlan, FileDialect, csv_items
 from open_agent_compiler.compiler.frontmatter import render_markdown
-from open_agent_compiler.compiler.grants import Action, least_to_most_restrictive
+from open_agent_compiler.compiler.grants import Action, agent_grants, least_to_most_restrictive
+from open_agent_compiler.compiler.model_ids import PI_THINKING, ModelSettings, ModelSettingsBuilder, qualified_model
 from open_agent_compiler.compiler.prompt import read_body_facts
+from open_agent_compiler.compiler.terms import HarnessTerms
 from open_agent_compiler.model.core.capabilities import Capabilities
+from open_agent_compiler.model.registry import ResolvedAgent
 
 READ_TOOLS = ("read", "grep", "find", "ls")
 DEFAULT_TOOLS = ("read", "bash", "edit", "write", "grep", "find", "ls")  # what an absent `tools` gives
@@ -35,10 +38,23 @@ def _items(value: Any, absent: tuple[str, ...]) -> list[str]:
     return [] if items == [NOTHING] else items
 
 
+# Pi has no per-command rules and no MCP; subagents are pi-subagents' `Agent` tool, and the skills an agent
+# lists are preloaded into its prompt by pi-subagents.
+TERMS = HarnessTerms(
+    harness="Pi",
+    shell="the `bash` tool",
+    delegate='the `Agent` tool with `subagent_type: "{name}"`',
+    skill="pi-subagents adds the full text of each skill below (its SKILL.md) to your instructions: follow it.",
+    mcp_tools=None,
+    commands_enforced=False,
+)
+
+
 class PiDialect(FileDialect):
     name = "pi"
     agents_dir = ".pi/agents"
     agent_suffix = ".md"
+    terms = TERMS
     skills_dir = ".pi/skills"
 
     def render_agent(self, plan: AgentPlan) -> bytes:
@@ -48,14 +64,28 @@ class PiDialect(FileDialect):
             "description": agent.description,
             "tools": ", ".join(tool_names(plan)) or NOTHING,
         }
-        parameters = agent.model_parameters
-        if parameters is not None:
-            config["model"] = parameters.model_name
-            if parameters.reasoning_effort is not None:
-                config["thinking"] = parameters.reasoning_effort
+        config.update(self.model_settings(agent).fields)
         config["skills"] = ", ".join(plan.grants.skills) or NOTHING
         config["prompt_mode"] = "replace"
         return render_markdown(config, plan.body)
+
+    def model_settings(self, agent: ResolvedAgent) -> ModelSettings:
+        # pi-subagents agent files have no sampling keys: temperature is warned about, not written.
+        built = ModelSettingsBuilder(self.name, agent.compiled_name)
+        parameters = agent.model_parameters
+        if parameters is not None:
+            built.model("model", parameters.model_name, qualified_model)
+            built.mapped("thinking", "reasoning effort", parameters.reasoning_effort, PI_THINKING)
+            built.mapped(None, "temperature", parameters.temperature)
+        return built.build()
+
+    def feature_warnings(self, agent: ResolvedAgent) -> list[str]:
+        # Pi has no MCP client: granted servers are named in the instructions only (and read back from there).
+        servers = [server.name for server in agent_grants(agent).mcp_servers]
+        if not servers:
+            return []
+        return [f"{self.name}: agent {agent.compiled_name!r}: Pi has no MCP support; MCP servers "
+                f"{', '.join(servers)} are named in the instructions only, not connected"]
 
     def capabilities(self, agent_name: str, files: Mapping[str, bytes]) -> Capabilities:
         config, body = self.read_agent(agent_name, files)

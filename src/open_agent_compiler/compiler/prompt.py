@@ -1,23 +1,29 @@
-"""The compiled prompt body, the same for every dialect, and how to read its facts back.
+"""The compiled prompt body and how to read its facts back.
 
-Layout: the system prompt and usage text exactly as written, then our structured part, which starts at the
-last line that is exactly `## Tools` and continues with `## Skills`, `## Subagents`, `## MCP servers` and
-`## Permissions`. Inside the structured part every piece of user text is quoted (`> `), a list item
-(continuation lines indented) or an indented code block, so only lines we write start at column 0 with
-something other than `- `. That makes the facts recoverable (tool names, allowed commands, skills,
-subagents, MCP servers, permissions) even when a user's text imitates our headings.
+Layout: the system prompt and usage text exactly as written (then, when defined, the workflow), then our
+structured part, which starts at the last line that is exactly `## Permissions` and continues with only the
+sections that have content: `## Tools`, `## Skills`, `## Subagents`, `## MCP servers`. The facts are the same
+in every dialect; the wording names the harness's own mechanisms (`HarnessTerms`, one per dialect). Inside the
+structured part every piece of user text is quoted (`> `), a list item (continuation lines indented) or an
+indented code block, so only lines we write start at column 0 with something other than `- `. That makes the
+facts recoverable (tool names, allowed commands, skills, subagents, MCP servers, permissions) even when a
+user's text imitates our headings.
 """
 
 import json
 import re
 import shlex
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping, Sequence
 
 from pydantic import BaseModel, ConfigDict
 
 from open_agent_compiler.compiler.grants import Action, AgentGrants, strictest
 from open_agent_compiler.compiler.identifiers import check_mcp_server, check_one_line
-from open_agent_compiler.model.core.agent import McpServer
+from open_agent_compiler.compiler.terms import NEUTRAL, HarnessTerms
+# lf is imported by callers from here too
+from open_agent_compiler.compiler.text import code_block, item, items, lf, paragraphs, quote  # noqa: F401
+from open_agent_compiler.compiler.workflow import render_workflow
+from open_agent_compiler.model.core.agent import McpServer, ToolFormat
 from open_agent_compiler.model.core.skill import SkillDefinition
 from open_agent_compiler.model.core.tool import ToolDefinition
 from open_agent_compiler.model.registry import ResolvedAgent
@@ -25,74 +31,54 @@ from open_agent_compiler.model.registry import ResolvedAgent
 TOOLS, SKILLS, SUBAGENTS, MCP, PERMISSIONS = "## Tools", "## Skills", "## Subagents", "## MCP servers", "## Permissions"
 TOOL_PREFIX, SKILL_PREFIX = "### Tool: ", "### Skill: "
 ALLOWED_COMMANDS = "Allowed commands:"
-NONE = "(none)"
 
 _COMMAND_ITEM = re.compile(r"- `(.*)` \((allow|ask|deny)\)")
 _NAME_ITEM = re.compile(r"- `([^`]+)`(?::.*)?")
-_PERMISSION_ITEM = re.compile(r"- ([a-z_]+): (allow|ask|deny)")
-_NEWLINES = re.compile(r"\r\n?")
-
-
-# rendering helpers ---------------------------------------------------------------------------------------------
-def lf(text: str) -> str:
-    """User text with CRLF and lone CR as LF: one line ending in every dialect (TOML multi-line strings, used
-    for codex, cannot keep CR), and no CR that a harness might break a line at."""
-    return _NEWLINES.sub("\n", text)
-
-
-def quote(text: str) -> list[str]:
-    """User prose as a blockquote."""
-    text = lf(text)
-    return [f"> {line}" if line else ">" for line in text.strip("\n").split("\n")] if text.strip() else []
-
-
-def item(text: str, bullet: str = "- ") -> list[str]:
-    """One list item; continuation lines indented so they never start at column 0."""
-    first, *rest = lf(text).strip("\n").split("\n")
-    return [bullet + first, *("  " + line for line in rest)]
-
-
-def items(label: str, texts: Iterable[str]) -> list[str]:
-    lines = [line for text in texts if text.strip() for line in item(text)]
-    return [label, *lines, ""] if lines else []
-
-
-def code_block(text: str) -> list[str]:
-    return ["    " + line if line else "" for line in text.split("\n")] + [""]
-
-
-def _paragraphs(*parts: str) -> str:
-    return "\n\n".join(lf(part).strip("\n") for part in parts if part.strip())
+_PERMISSION_ITEM = re.compile(r"- ([a-z_]+): (allow|ask|deny)(?: \(.*\))?")
 
 
 # tools ---------------------------------------------------------------------------------------------------------
-def render_tool(tool: ToolDefinition) -> list[str]:
+def render_tool(tool: ToolDefinition, terms: HarnessTerms | None = None, tool_format: ToolFormat = "both") -> list[str]:
+    """One tool's section. `tool_format` (the agent's `chosen_format`): `bash` documents the command-line use,
+    `json` the JSON contract, `both` both; the allowed commands (the grant) are listed whatever the format."""
     header = tool.header
     lines = [TOOL_PREFIX + check_one_line(tool.name, "tool name"), ""]
-    prose = quote(_paragraphs(header.description, header.usage_explanation_long or header.usage_explanation_short))
+    prose = quote(paragraphs(header.description, header.usage_explanation_long or header.usage_explanation_short))
     lines += [*prose, ""] if prose else []
-    logic = tool.bash_tool or tool.json_tool
-    mode_rules = logic.mode_specific_rules if logic else []
-    lines += items("Rules:", [*header.rules, *mode_rules])
-    rules = tool.permission_rules()
+    logics = [logic for logic, shown in ((tool.bash_tool, tool_format in ("bash", "both")),
+                                         (tool.json_tool, tool_format in ("json", "both"))) if logic and shown]
+    logics = logics or [logic for logic in (tool.bash_tool, tool.json_tool) if logic]
+    lines += items("Rules:", [*header.rules, *(rule for logic in logics for rule in logic.mode_specific_rules)])
+    rules = _command_rules(tool)
     if rules:
-        lines += [ALLOWED_COMMANDS, *(f"- `{pattern}` ({action})" for pattern, action in rules), ""]
-    if tool.json_tool is not None:
-        lines += ["Send the input as one JSON object on stdin; the output is one JSON object on stdout.", ""]
+        lines += [ALLOWED_COMMANDS, *(f"- `{pattern}` ({action})" for pattern, action in rules.items()), ""]
+    if tool.json_tool is not None and tool.json_tool in logics:
+        commands = tool.json_tool.permission_json.allowed_commands
+        how = f"Run `{commands[0]}`" if commands else "Run it"
+        shell = f" with {terms.shell}" if terms is not None else ""
+        lines += [f"{how}{shell}, exactly as written, with the input as one JSON object on stdin; it prints one "
+                  "JSON object on stdout.", ""]
         schemas = (("Input schema:", tool.json_tool.input_schema), ("Output schema:", tool.json_tool.output_schema))
         for label, schema in schemas:
             if schema:
                 lines += [label, "", *code_block(json.dumps(schema, indent=2, ensure_ascii=False))]
-    if logic is not None:
-        lines += items("Examples:", logic.positive_examples)
-        lines += items("Do not:", logic.negative_examples)
+    lines += items("Examples:", [example for logic in logics for example in logic.positive_examples])
+    lines += items("Do not:", [example for logic in logics for example in logic.negative_examples])
     return lines
+
+
+def _command_rules(tool: ToolDefinition) -> dict[str, Action]:
+    """Each pattern once (a tool's bash and JSON logic often share a command), with its strictest action."""
+    rules: dict[str, Action] = {}
+    for pattern, action in tool.permission_rules():
+        rules[pattern] = strictest([action, rules.get(pattern, action)]) or action
+    return rules
 
 
 # skills --------------------------------------------------------------------------------------------------------
 def render_skill_summary(skill: SkillDefinition) -> list[str]:
     lines = [SKILL_PREFIX + check_one_line(skill.name, "skill name"), ""]
-    prose = quote(_paragraphs(skill.description, skill.usage_explanation_short))
+    prose = quote(paragraphs(skill.description, skill.usage_explanation_short))
     lines += [*prose, ""] if prose else []
     steps = [f"{step.header}" + (f": {step.rule}" if step.rule else "") for step in skill.workflow_steps]
     return lines + items("Workflow:", steps)
@@ -100,7 +86,7 @@ def render_skill_summary(skill: SkillDefinition) -> list[str]:
 
 def render_skill_body(skill: SkillDefinition) -> str:
     """The body of a skill's SKILL.md: usage, rules, workflow steps with their tools, examples."""
-    out = [_paragraphs(skill.usage_explanation_long or skill.usage_explanation_short or skill.description), ""]
+    out = [paragraphs(skill.usage_explanation_long or skill.usage_explanation_short or skill.description), ""]
     if skill.rules:
         out += ["## Rules", "", *(line for rule in skill.rules for line in item(rule)), ""]
     if skill.workflow_steps:
@@ -115,44 +101,95 @@ def render_skill_body(skill: SkillDefinition) -> str:
     return "\n".join(out).strip("\n") + "\n"
 
 
-def _section_list(heading: str, texts: list[str]) -> list[str]:
+def _section_list(heading: str, examples: Sequence[object]) -> list[str]:
+    """Examples are text or `SkillExample`s (whose str() reads as one sentence)."""
+    texts = [str(example) for example in examples]
     lines = [line for text in texts if text.strip() for line in item(text)]
     return [heading, "", *lines, ""] if lines else []
 
 
 # the agent body ------------------------------------------------------------------------------------------------
-def _mcp_line(server: McpServer) -> str:
+_PERMISSION_MEANING = {
+    "read": "read files", "write": "create files", "edit": "change existing files",
+    "task": "hand work to subagents", "skill": "load skills", "mcp": "use MCP servers",
+    "webfetch": "fetch web pages", "websearch": "search the web",
+}
+
+
+def _mcp_line(server: McpServer, terms: HarnessTerms) -> str:
     where = f"command: {shlex.join(server.command)}" if server.command else f"url: {server.url or '?'}"
     text = f"`{check_mcp_server(server.name)}`: " + (server.description.strip() or server.name)
-    return f"{text} ({where})"
+    naming = ""
+    if terms.mcp_tools and server.allowed_tools:
+        naming = "; you may use only " + ", ".join(terms.mcp_tool(server.name, tool) for tool in server.allowed_tools)
+    elif terms.mcp_tools:
+        naming = f"; its tools are called {terms.mcp_tool(server.name)}"
+    return f"{text} ({where}){naming}"
 
 
-def render_agent_body(agent: ResolvedAgent, grants: AgentGrants, descriptions: Mapping[str, str]) -> str:
-    """`descriptions` maps compiled agent names to their descriptions (for the subagent list)."""
+def _permissions(grants: AgentGrants, terms: HarnessTerms, has_commands: bool) -> list[str]:
+    summary = grants.permission_summary()
+    lines = [PERMISSIONS, ""]
+    lines += [f"- {key}: {action} ({_PERMISSION_MEANING.get(key, key)})" for key, action in summary.items()]
+    lines.append("")
+    if has_commands:
+        enforced = (f"{terms.harness} refuses every other command." if terms.commands_enforced
+                    else f"{terms.harness} does not stop other commands for you: never run one.")
+        lines += [f"Run commands with {terms.shell}, and only the ones listed under \"{ALLOWED_COMMANDS[:-1]}\" "
+                  f"below. {enforced}", ""]
+    else:
+        lines += ["You may not run shell commands.", ""]
+    return lines
+
+
+def render_structured(agent: ResolvedAgent, grants: AgentGrants, descriptions: Mapping[str, str],
+                      terms: HarnessTerms) -> list[str]:
+    """Our part of the body: permissions, then only the sections that have something in them."""
+    has_commands = any(reachable.tool.permission_rules() for reachable in agent.tools)
+    lines = _permissions(grants, terms, has_commands)
+    if agent.tools:
+        lines += [TOOLS, ""]
+        for reachable in agent.tools:
+            lines += render_tool(reachable.tool, terms, agent.definition.chosen_format(reachable.tool))
+    if grants.skills:
+        skills = {skill.name: skill for skill in agent.definition.skills}
+        lines += [SKILLS, "", terms.load_skill("<name>"), ""]
+        for name in grants.skills:
+            lines += render_skill_summary(skills[name])
+    if grants.subagents:
+        lines += [SUBAGENTS, "", "Hand work to a subagent with " + terms.delegate_to("<name>") + ":", ""]
+        texts = [f"`{name}`: {descriptions.get(name, '').strip() or name}" for name in grants.subagents]
+        lines += [*(line for text in texts for line in item(text)), ""]
+    if grants.mcp_servers:
+        lines += [MCP, ""]
+        if terms.mcp_tools is None:
+            lines += [f"{terms.harness} cannot connect to MCP servers: these are not available to you here.", ""]
+        texts = [_mcp_line(server, terms) for server in grants.mcp_servers]
+        lines += [*(line for text in texts for line in item(text)), ""]
+    return lines
+
+
+def render_agent_body(agent: ResolvedAgent, grants: AgentGrants, descriptions: Mapping[str, str],
+                      terms: HarnessTerms = NEUTRAL) -> str:
+    """`descriptions` maps compiled agent names to their descriptions (for the subagent list); `terms` is the
+    harness the body is written for."""
     definition = agent.definition
-    head = [definition.system_prompt.strip("\n")]
+    head = [definition.system_prompt, definition.preamble]  # prompt_sections already make the system_prompt
     if definition.usage_explanation_long.strip():
         head += ["## Usage\n\n" + definition.usage_explanation_long.strip("\n")]
-    lines = [TOOLS, ""]
-    for reachable in agent.tools:
-        lines += render_tool(reachable.tool)
-    if not agent.tools:
-        lines += [NONE, ""]
-    lines += [SKILLS, ""]
-    for skill in definition.skills:
-        lines += render_skill_summary(skill)
-    if not definition.skills:
-        lines += [NONE, ""]
-    lines += [SUBAGENTS, ""]
-    subagents = [f"`{name}`: {descriptions.get(name, '').strip() or name}" for name in grants.subagents]
-    lines += [*(line for text in subagents for line in item(text)), ""] if subagents else [NONE, ""]
-    lines += [MCP, ""]
-    servers = [_mcp_line(server) for server in grants.mcp_servers]
-    lines += [*(line for text in servers for line in item(text)), ""] if servers else [NONE, ""]
-    lines += [PERMISSIONS, ""]
-    lines += [f"- {key}: {action}" for key, action in grants.permission_summary().items()]
-    lines += ["", "Run only the commands listed under \"Allowed commands\"; every other command is denied."]
-    return _paragraphs(*head, "\n".join(lines)) + "\n"
+    head += ["\n".join(render_workflow(agent, terms))]
+    if definition.inline_skills:
+        head += [_inline_skill(skill) for skill in definition.skills]
+    head += [definition.postamble]
+    structured = render_structured(agent, grants, descriptions, terms)
+    return paragraphs(*head, "\n".join(structured)) + "\n"
+
+
+def _inline_skill(skill: SkillDefinition) -> str:
+    """A skill's whole SKILL.md text in the instructions (`inline_skills`), its headings one level down."""
+    body = render_skill_body(skill)
+    lines = [("#" + line) if line.startswith("## ") else line for line in body.split("\n")]
+    return f"## Skill {check_one_line(skill.name, 'skill name')}\n\n" + "\n".join(lines)
 
 
 # reading facts back --------------------------------------------------------------------------------------------
@@ -161,7 +198,7 @@ class BodyFacts(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    structured: bool = False  # False: the body is not one we compiled (no `## Tools` part)
+    structured: bool = False  # False: the body is not one we compiled (no `## Permissions` part)
     tools: tuple[str, ...] = ()
     bash: dict[str, Action] = {}
     skills: tuple[str, ...] = ()
@@ -172,7 +209,7 @@ class BodyFacts(BaseModel):
 
 def read_body_facts(body: str) -> BodyFacts:
     lines = body.split("\n")
-    starts = [i for i, line in enumerate(lines) if line == TOOLS]
+    starts = [i for i, line in enumerate(lines) if line == PERMISSIONS]
     if not starts:
         return BodyFacts()
     tools: list[str] = []
@@ -181,7 +218,7 @@ def read_body_facts(body: str) -> BodyFacts:
     servers: list[str] = []
     bash: dict[str, Action] = {}
     permissions: dict[str, Action] = {}
-    section, label = TOOLS, ""
+    section, label = PERMISSIONS, ""
     for line in lines[starts[-1] + 1 :]:
         if line in (TOOLS, SKILLS, SUBAGENTS, MCP, PERMISSIONS):
             section, label = line, ""

@@ -6,11 +6,16 @@ import os
 import sys
 from collections.abc import Callable
 
+from pydantic import ValidationError
+
 from open_agent_compiler.errors import FactoryError, OacError
 from open_agent_compiler.model.registry import AgentRegistry
+from open_agent_compiler.model.validation_errors import describe_validation_error
 
 
 def _one_line(exc: BaseException) -> str:
+    if isinstance(exc, ValidationError):  # a definition with a bad or misspelled field
+        return describe_validation_error(exc)
     text = " ".join(str(exc).split())
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 

@@ -1,29 +1,47 @@
 """The agent registry and config resolution: slots → agents → reachable tools, validated once."""
 
+import re
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, KeysView
+from fnmatch import fnmatchcase
+from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, PrivateAttr
 
 from open_agent_compiler.errors import RegistryError
 from open_agent_compiler.model.hashing import digest_model
-from open_agent_compiler.model.core.agent import AgentDefinition, ModelParameters
+from open_agent_compiler.model.core.agent import AgentDefinition, AgentVariant, ModelParameters
 from open_agent_compiler.model.core.mock import MockProfile
+from open_agent_compiler.model.core.model_preset import ModelPreset
 from open_agent_compiler.model.core.template import PRIMARY_SLOT, CompilationConfig, TemplateTree
 from open_agent_compiler.model.core.tool import ToolDefinition
 from open_agent_compiler.model.names import check_postfix, check_segment
 
 
 class RegisteredAgent(BaseModel):
+    """One registration: `registry_id` is what `register_agent` returned; `agent_id` the definition's own id."""
+
     model_config = ConfigDict(frozen=True)
 
+    registry_id: str
     name: str
     definition: AgentDefinition
     model_parameters: ModelParameters | None = None
+    preset: str | None = None
 
     @property
     def agent_id(self) -> str:
         return self.definition.header.agent_id
+
+    def variant(self) -> AgentVariant:
+        return AgentVariant(agent_definition=self.definition, model_parameters=self.model_parameters)
+
+
+def registry_id(name: str, model_parameters: ModelParameters | None, preset: str | None = None) -> str:
+    """The id a registration gets, as the public package forms it: name, model (or preset) and temperature."""
+    model = preset or (model_parameters.model_name if model_parameters else "default")
+    temperature = model_parameters.temperature if model_parameters else None
+    return f"{name}_{re.sub(r'[^a-zA-Z0-9.-]', '_', model)}_t{temperature}"
 
 
 class ReachableTool(BaseModel):
@@ -48,6 +66,8 @@ class ResolvedAgent(BaseModel):
     model_parameters: ModelParameters | None
     subagents: tuple[str, ...]  # compiled names of referenced subagents
     tools: tuple[ReachableTool, ...]
+    postfix: str = ""
+    also_compile_as_primary: bool = False  # also emitted as the primary "<compiled_name>-primary"
     _digest: str | None = PrivateAttr(default=None)
 
     def content_digest(self) -> str:
@@ -62,8 +82,21 @@ class ResolvedAgent(BaseModel):
         d = self.definition
         return d.header.description or d.usage_explanation_short or d.header.name
 
+    def variant(self) -> AgentVariant:
+        """This slot as the public package's AgentVariant (postfix, mode, definition, model)."""
+        return AgentVariant(
+            postfix=self.postfix,
+            agent_mode="primary" if self.primary else "subagent",
+            agent_definition=self.definition,
+            model_parameters=self.model_parameters,
+            also_compile_as_primary=self.also_compile_as_primary,
+        )
+
 
 class ResolvedConfig(BaseModel):
+    """The filled slots of a config. Also reads like the public package's result, a mapping slot -> AgentVariant:
+    `resolved["primary"].agent_definition`, `resolved.items()`, `for slot in resolved`."""
+
     model_config = ConfigDict(frozen=True)
 
     config: CompilationConfig
@@ -80,6 +113,32 @@ class ResolvedConfig(BaseModel):
             return by_slot[slot]
         except KeyError:
             raise RegistryError(f"config {self.config.name!r} has no slot {slot!r}") from None
+
+    def __getitem__(self, slot: str) -> AgentVariant:
+        if not any(agent.slot == slot for agent in self.agents):
+            raise KeyError(slot)
+        return self.agent(slot).variant()
+
+    def __iter__(self) -> Iterator[str]:  # type: ignore[override]  # a mapping iterates its keys
+        return iter([agent.slot for agent in self.agents])
+
+    def __len__(self) -> int:
+        return len(self.agents)
+
+    def __contains__(self, slot: object) -> bool:
+        return any(agent.slot == slot for agent in self.agents)
+
+    def keys(self) -> KeysView[str]:
+        return {agent.slot: None for agent in self.agents}.keys()
+
+    def values(self) -> list[AgentVariant]:
+        return [agent.variant() for agent in self.agents]
+
+    def items(self) -> list[tuple[str, AgentVariant]]:
+        return [(agent.slot, agent.variant()) for agent in self.agents]
+
+    def get(self, slot: str, default: AgentVariant | None = None) -> AgentVariant | None:
+        return self[slot] if slot in self else default
 
     def tools(self) -> list[ReachableTool]:
         """Every reachable tool once, first place found kept."""
@@ -100,30 +159,72 @@ def _agent_tools(slot: str, definition: AgentDefinition) -> Iterator[ReachableTo
 
 
 class AgentRegistry:
-    """Holds agents, templates, compilation configs and mock profiles. Names are unique per kind."""
+    """Holds agents, templates, compilation configs, model presets and mock profiles. Names are unique per kind.
+
+    An agent is registered under an id formed from its name, model (or preset) and temperature, like the public
+    package does, so one definition may be registered with several models; its definition's `agent_id` also
+    finds it (the first registration with that id). Slots may name agents by either id, or by a `*` pattern.
+    """
 
     def __init__(self) -> None:
         self._agents: dict[str, RegisteredAgent] = {}
-        self._agent_names: set[str] = set()
+        self._by_agent_id: dict[str, str] = {}  # definition agent_id -> registry id of its first registration
         self._templates: dict[str, TemplateTree] = {}
         self._configs: dict[str, CompilationConfig] = {}
+        self._presets: dict[str, ModelPreset] = {}
         self._mock_profiles: dict[str, MockProfile] = {}
 
     # registration -------------------------------------------------------------------------------------------
     def register_agent(
-        self, name: str, definition: AgentDefinition, model_parameters: ModelParameters | None = None
+        self, name: str, agent_definition: AgentDefinition, model_parameters: ModelParameters | None = None
+    ) -> str:
+        """Register and return the agent's registry id."""
+        return self._register(name, agent_definition, model_parameters, None)
+
+    def register_agent_with_preset(self, name: str, agent_definition: AgentDefinition, preset: ModelPreset) -> str:
+        """Register with a model preset (kept by name; one name, one preset). The id names the preset."""
+        known = self._presets.get(preset.name)
+        if known is not None and known != preset:
+            raise RegistryError(f"model preset {preset.name!r} is already registered with different settings")
+        registry_id = self._register(name, agent_definition, preset.to_model_parameters(), preset.name)
+        self._presets[preset.name] = preset
+        return registry_id
+
+    def register_with_improvements(
+        self,
+        name: str,
+        agent_definition: AgentDefinition,
+        model_parameters: ModelParameters | None = None,
+        *,
+        project_root: Path | None = None,
+        model_class: str | None = None,
+        client_id: str | None = None,
+    ) -> str:
+        """Register after applying the promoted snapshots found under `<project_root>/.oac/promoted/` (see
+        `open_agent_compiler.improvement`); without any, the definition is registered as given."""
+        from open_agent_compiler.improvement import apply_promoted_to_tree  # reads files: imported only here
+
+        improved = apply_promoted_to_tree(
+            agent_definition, project_root, model_class=model_class, client_id=client_id
+        )
+        return self.register_agent(name, improved, model_parameters)
+
+    def _register(
+        self, name: str, definition: AgentDefinition, model_parameters: ModelParameters | None, preset: str | None
     ) -> str:
         check_segment(name, "agent name")
         agent_id = check_segment(definition.header.agent_id, "agent_id")
-        if agent_id in self._agents:
-            raise RegistryError(f"agent_id {agent_id!r} is already registered (as {self._agents[agent_id].name!r})")
-        if name in self._agent_names:
-            raise RegistryError(f"agent name {name!r} is already registered")
-        self._agents[agent_id] = RegisteredAgent(name=name, definition=definition, model_parameters=model_parameters)
-        self._agent_names.add(name)
-        return agent_id
+        new_id = registry_id(name, model_parameters, preset)
+        if new_id in self._agents:
+            raise RegistryError(f"agent {new_id!r} is already registered (same name, model and temperature)")
+        self._agents[new_id] = RegisteredAgent(
+            registry_id=new_id, name=name, definition=definition, model_parameters=model_parameters, preset=preset
+        )
+        self._by_agent_id.setdefault(agent_id, new_id)
+        return new_id
 
-    def register_template(self, template: TemplateTree) -> str:
+    def register_template(self, template_tree: TemplateTree) -> str:
+        template = template_tree
         if template.name in self._templates:
             raise RegistryError(f"template {template.name!r} is already registered")
         names = [slot.name for slot in template.slots]
@@ -140,6 +241,13 @@ class AgentRegistry:
             raise RegistryError(f"compilation config {config.name!r} is already registered")
         check_segment(config.name, "compilation config name")  # it names a directory under .oac/build
         check_postfix(config.postfix)
+        if config.strict_validation:
+            self._check_config(config)
+        self._configs[config.name] = config
+        return config.name
+
+    def _check_config(self, config: CompilationConfig) -> None:
+        """Every template, slot and agent the config names exists (resolution checks again either way)."""
         template = self._templates.get(config.template_name)
         if template is None:
             raise RegistryError(f"compilation config {config.name!r} names unknown template {config.template_name!r}")
@@ -147,17 +255,15 @@ class AgentRegistry:
         for slot_name, agent_id in config.slot_overrides.items():
             if slot_name not in slot_names:
                 raise RegistryError(f"compilation config {config.name!r} overrides unknown slot {slot_name!r}")
-            if agent_id not in self._agents:
+            if self._find(agent_id) is None:
                 raise RegistryError(
                     f"compilation config {config.name!r} puts unknown agent {agent_id!r} in slot {slot_name!r}"
                 )
         for slot in template.slots:
-            if slot.name not in config.slot_overrides and slot.default_agent_id not in self._agents:
+            if slot.name not in config.slot_overrides and self._find(slot.default_agent_id) is None:
                 raise RegistryError(
                     f"template {template.name!r} slot {slot.name!r} names unknown agent {slot.default_agent_id!r}"
                 )
-        self._configs[config.name] = config
-        return config.name
 
     def register_mock_profile(self, profile: MockProfile) -> str:
         if profile.name in self._mock_profiles:
@@ -165,18 +271,61 @@ class AgentRegistry:
         self._mock_profiles[profile.name] = profile
         return profile.name
 
-    # lookups ------------------------------------------------------------------------------------------------
-    def get_agent(self, agent_id: str) -> RegisteredAgent:
-        try:
-            return self._agents[agent_id]
-        except KeyError:
-            raise RegistryError(f"unknown agent {agent_id!r}; registered: {', '.join(self._agents) or 'none'}") from None
+    # the public package's queries: ids and names, None when unknown -----------------------------------------
+    def list_agents(self) -> list[str]:
+        return list(self._agents)
 
-    def get_template(self, name: str) -> TemplateTree:
+    def get_agent(self, agent_id: str) -> AgentVariant | None:
+        found = self._find(agent_id)
+        return found.variant() if found is not None else None
+
+    def list_templates(self) -> list[str]:
+        return list(self._templates)
+
+    def get_template(self, name: str) -> TemplateTree | None:
+        return self._templates.get(name)
+
+    def list_configs(self) -> list[str]:
+        return list(self._configs)
+
+    def get_config(self, name: str) -> CompilationConfig | None:
+        return self._configs.get(name)
+
+    def list_presets(self) -> list[str]:
+        return list(self._presets)
+
+    def get_preset(self, name: str) -> ModelPreset | None:
+        return self._presets.get(name)
+
+    def preset_for(self, agent_id: str) -> ModelPreset | None:
+        """The preset an agent was registered with; None for one registered with model parameters."""
+        found = self._find(agent_id)
+        return self._presets.get(found.preset) if found is not None and found.preset else None
+
+    def list_mock_profiles(self) -> list[str]:
+        return list(self._mock_profiles)
+
+    def get_mock_profile(self, name: str) -> MockProfile | None:
+        return self._mock_profiles.get(name)
+
+    # our queries: whole records, unknown names raise ----------------------------------------------------------
+    def registered_agent(self, agent_id: str) -> RegisteredAgent:
+        found = self._find(agent_id)
+        if found is None:
+            raise RegistryError(f"unknown agent {agent_id!r}; registered: {', '.join(self._agents) or 'none'}")
+        return found
+
+    def registered_agents(self) -> list[RegisteredAgent]:
+        return list(self._agents.values())
+
+    def template(self, name: str) -> TemplateTree:
         try:
             return self._templates[name]
         except KeyError:
             raise RegistryError(f"unknown template {name!r}") from None
+
+    def templates(self) -> list[TemplateTree]:
+        return list(self._templates.values())
 
     def get_compilation_config(self, name: str) -> CompilationConfig:
         try:
@@ -185,41 +334,50 @@ class AgentRegistry:
             known = ", ".join(self._configs) or "none"
             raise RegistryError(f"unknown compilation config {name!r}; known: {known}") from None
 
-    def get_mock_profile(self, name: str) -> MockProfile:
+    def list_compilation_configs(self) -> list[CompilationConfig]:
+        return list(self._configs.values())
+
+    def mock_profile(self, name: str) -> MockProfile:
         try:
             return self._mock_profiles[name]
         except KeyError:
             raise RegistryError(f"unknown mock profile {name!r}") from None
 
-    def list_agents(self) -> list[RegisteredAgent]:
-        return list(self._agents.values())
-
-    def list_templates(self) -> list[TemplateTree]:
-        return list(self._templates.values())
-
-    def list_compilation_configs(self) -> list[CompilationConfig]:
-        return list(self._configs.values())
-
-    def list_mock_profiles(self) -> list[MockProfile]:
+    def mock_profiles(self) -> list[MockProfile]:
         return list(self._mock_profiles.values())
 
+    def _find(self, ref: str) -> RegisteredAgent | None:
+        """By registry id, by definition agent_id, or the first registry id a `*` pattern matches."""
+        if ref in self._agents:
+            return self._agents[ref]
+        if ref in self._by_agent_id:
+            return self._agents[self._by_agent_id[ref]]
+        if "*" in ref:
+            for key, registered in self._agents.items():
+                if fnmatchcase(key, ref):
+                    return registered
+        return None
+
     # resolution ---------------------------------------------------------------------------------------------
-    def resolve_config(self, name: str) -> ResolvedConfig:
+    def resolve_config(self, config_name: str) -> ResolvedConfig:
         """Fill every slot, compute compiled names, resolve subagent references and reachable tools.
 
         Raises RegistryError for an unknown config, a subagent that fills no slot (or several), and two
         different tools that share a name anywhere in the config.
         """
+        name = config_name
         config = self.get_compilation_config(name)
-        template = self.get_template(config.template_name)
+        template = self.template(config.template_name)
         postfix = check_postfix(config.postfix)
         filled = [
-            (slot.name, self.get_agent(config.slot_overrides.get(slot.name, slot.default_agent_id)))
+            (slot.name, self.registered_agent(config.slot_overrides.get(slot.name, slot.default_agent_id)))
             for slot in template.slots
         ]
+        twin = {slot.name: slot.also_compile_as_primary for slot in template.slots}
         slots_of: dict[str, list[str]] = {}
-        for slot_name, registered in filled:
-            slots_of.setdefault(registered.agent_id, []).append(slot_name)
+        for slot_name, registered in filled:  # a subagent reference may use either id
+            for key in dict.fromkeys((registered.agent_id, registered.registry_id)):
+                slots_of.setdefault(key, []).append(slot_name)
 
         seen_tools: dict[str, ReachableTool] = {}
         agents = []
@@ -256,6 +414,8 @@ class AgentRegistry:
                     model_parameters=registered.model_parameters,
                     subagents=tuple(subagents),
                     tools=tuple(unique),
+                    postfix=postfix,
+                    also_compile_as_primary=twin[slot_name],
                 )
             )
         return ResolvedConfig(

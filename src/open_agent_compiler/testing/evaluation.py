@@ -22,6 +22,7 @@ from open_agent_compiler.testing.evaluators.regex import RegexEvaluator
 from open_agent_compiler.testing.evaluators.substring import SubstringEvaluator
 from open_agent_compiler.testing.evaluators.tool_called import ToolCalledEvaluator
 from open_agent_compiler.testing.evaluators.tool_not_called import ToolNotCalledEvaluator
+from open_agent_compiler.testing.run_context import EvaluationResult, RunContext, ToolCallRecord
 
 EVALUATORS: dict[str, type[Evaluator]] = {
     "equals": EqualsEvaluator,
@@ -43,6 +44,7 @@ __all__ = [
     "EVALUATORS",
     "AggregateStatus",
     "EqualsEvaluator",
+    "EvaluationResult",
     "FactRecallEvaluator",
     "JsonPathEvaluator",
     "LLMJudgeEvaluator",
@@ -50,10 +52,13 @@ __all__ = [
     "PermissionAbsentEvaluator",
     "PermissionPresentEvaluator",
     "RegexEvaluator",
+    "RunContext",
     "SubstringEvaluator",
     "ToolCalledEvaluator",
+    "ToolCallRecord",
     "ToolNotCalledEvaluator",
     "aggregate",
+    "evaluate",
     "run_evaluator",
     "run_evaluators",
 ]
@@ -95,3 +100,9 @@ def aggregate(results: Iterable[EvaluatorResult]) -> tuple[AggregateStatus, floa
     score = sum(result.score for result in counted) / len(counted)
     status: AggregateStatus = "pass" if all(result.passed for result in counted) else "fail"
     return status, score
+
+
+def evaluate(evaluator: Evaluator, context: RunContext) -> EvaluationResult:
+    """The public package's entry point: one evaluator on one run. Never raises (see `run_evaluator`)."""
+    result = run_evaluator(evaluator, context.evaluation_context())
+    return EvaluationResult.of(result, evaluator.name or "")

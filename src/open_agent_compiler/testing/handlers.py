@@ -34,10 +34,10 @@ def handler_scripts(tool: ToolDefinition, project_root: Path) -> list[dict[str, 
     for script in tool.scripts():
         if script.source_file_type not in (None, "python"):
             continue  # only Python scripts can hold a ScriptTool handler
-        if script.source_file_path:
-            scripts.append({"path": str(project_root / script.source_file_path)})
-        elif script.script_contents is not None:
+        if script.script_contents is not None:  # inline contents win, as in the compiled file
             scripts.append({"source": script.script_contents, "label": script.target_file_path})
+        elif script.source_file_path:
+            scripts.append({"path": str(project_root / script.source_file_path)})
     return scripts
 
 

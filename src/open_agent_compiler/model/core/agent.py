@@ -1,16 +1,20 @@
 """Agents: who they are, what they are told, which tools, skills and subagents they get, and their tests."""
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
-from open_agent_compiler.model.core.base import Frozen
+from open_agent_compiler.model.core.base import Frozen, Text
 from open_agent_compiler.model.core.skill import SkillDefinition
 from open_agent_compiler.model.core.test_model import AgentTest, CapabilityTest, ToolTest
 from open_agent_compiler.model.core.tool import ToolDefinition
+from open_agent_compiler.model.core.workflow_model import WorkflowStepDefinition
 
 AgentMode = Literal["primary", "subagent", "all"]
-ReasoningEffort = Literal["minimal", "low", "medium", "high"]
+ToolFormat = Literal["bash", "json", "both"]
+TodoMode = Literal["strict", "lazy", "none"]
+# Conventional values: off, minimal, low, medium, high, xhigh; each dialect writes what its harness accepts.
+ReasoningEffort = str
 
 
 class AgentHeader(Frozen):
@@ -29,20 +33,34 @@ class AgentToolPermissions(Frozen):
     mcp: bool = False
 
 
-class McpServer(Frozen):
-    """An MCP server the agent may use: a local command or a remote URL."""
+class MCPServerDefinition(Frozen):
+    """An MCP server the agent may use: a local `command` or a remote `url`.
+
+    `allowed_tools` names the server's tools the agent may call; empty means all of them.
+    """
 
     name: str
-    command: list[str] = Field(default_factory=list)
+    description: Text = ""
     url: str | None = None
+    allowed_tools: list[str] = Field(default_factory=list)
+    command: list[str] = Field(default_factory=list)
     environment: dict[str, str] = Field(default_factory=dict)
-    description: str = ""
+
+
+McpServer = MCPServerDefinition  # our earlier name
 
 
 class ModelParameters(Frozen):
     model_name: str
     temperature: float | None = None
     reasoning_effort: ReasoningEffort | None = None
+
+
+def render_prompt_sections(sections: list[dict[str, Any]]) -> str:
+    """The system prompt sections stand for: their non-empty `content`, by `order` then position."""
+    ordered = sorted(enumerate(sections), key=lambda item: (item[1].get("order", 0), item[0]))
+    texts = [str(section.get("content", "")).strip() for _, section in ordered]
+    return "\n\n".join(text for text in texts if text)
 
 
 class AgentDefinition(Frozen):
@@ -54,14 +72,42 @@ class AgentDefinition(Frozen):
     subagents: list[AgentHeader] = Field(default_factory=list)
     extra_tools: list[ToolDefinition] = Field(default_factory=list)
     tool_permissions: AgentToolPermissions | None = None
-    mcp_servers: list[McpServer] = Field(default_factory=list)
+    mcp_servers: list[MCPServerDefinition] = Field(default_factory=list)
+    workflow: list[WorkflowStepDefinition] = Field(default_factory=list)  # the mandatory procedure, in order
+    todo_mode: TodoMode = "strict"  # strict: todo list + a mark per step; lazy: list only; none: no todo list
+    workspace: str | None = None  # scratch directory pattern; "{name}" becomes the compiled agent name
+    preamble: str = ""  # between system_prompt and the workflow (workflow only)
+    postamble: str = ""  # after the workflow (workflow only)
+    prompt_sections: list[dict[str, Any]] = Field(default_factory=list)  # when given, they make the system_prompt
+    inline_skills: bool = False  # workflow only: document each skill tool's command inline instead of by name
+    default_tool_format: ToolFormat = "bash"
+    tool_format_overrides: dict[str, ToolFormat] = Field(default_factory=dict)  # tool name -> format
+    model_class: str = "default"
     capability_tests: list[CapabilityTest] = Field(default_factory=list)
     tool_tests: list[ToolTest] = Field(default_factory=list)
     agent_tests: list[AgentTest] = Field(default_factory=list)
 
+    @model_validator(mode="after")
+    def _prompt_from_sections(self) -> "AgentDefinition":
+        if self.prompt_sections:  # frozen: set once, during validation
+            object.__setattr__(self, "system_prompt", render_prompt_sections(self.prompt_sections))
+        return self
+
     @property
     def permissions(self) -> AgentToolPermissions:
         return self.tool_permissions or AgentToolPermissions()
+
+    def chosen_format(self, tool: ToolDefinition) -> ToolFormat:
+        """The format `tool` is offered in: its override, else the agent default, limited to what it has."""
+        wanted = self.tool_format_overrides.get(tool.name, self.default_tool_format)
+        has_bash, has_json = tool.bash_tool is not None, tool.json_tool is not None
+        if wanted == "both":
+            return "both" if has_bash and has_json else ("bash" if has_bash else "json")
+        if wanted == "json" and not has_json:
+            return "bash" if has_bash else "json"
+        if wanted == "bash" and not has_bash:
+            return "json" if has_json else "bash"
+        return wanted
 
     def reachable_tools(self) -> list[ToolDefinition]:
         """extra_tools, then the tools of each skill's workflow steps; identical repeats dropped."""
@@ -70,3 +116,25 @@ class AgentDefinition(Frozen):
             if tool not in tools:
                 tools.append(tool)
         return tools
+
+
+class AgentWorkflowStep(Frozen):
+    """A step of a hand-written agent workflow description (tools, skills and subagents it uses)."""
+
+    header: Text = ""
+    condition: str | None = None
+    result: str | None = None
+    rule: Text = ""
+    tools_used: list[ToolDefinition] = Field(default_factory=list)
+    skills_used: list[SkillDefinition] = Field(default_factory=list)
+    subagents_used: list[AgentHeader] = Field(default_factory=list)
+
+
+class AgentVariant(Frozen):
+    """A registered agent with its model: what `AgentRegistry.get_agent` returns and a config slot resolves to."""
+
+    postfix: str = ""
+    agent_mode: AgentMode = "primary"
+    agent_definition: AgentDefinition
+    model_parameters: ModelParameters | None = None  # None: the harness's default model
+    also_compile_as_primary: bool = False

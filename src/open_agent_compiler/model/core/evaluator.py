@@ -6,9 +6,25 @@ Concrete kinds live in `open_agent_compiler.testing.evaluators`, one module each
 
 from typing import Any, ClassVar, Protocol
 
-from pydantic import BaseModel, ConfigDict, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from open_agent_compiler.model.core.capabilities import Capabilities
+
+
+class FactSpec(BaseModel):
+    """One fact a `fact_recall` evaluator looks for: recalled when any of its spellings (`any_of`) appears."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    any_of: tuple[str, ...] = Field(min_length=1)
+    case_sensitive: bool = False
+
+    @field_validator("any_of")
+    @classmethod
+    def _non_empty(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        if any(not alias for alias in value):
+            raise ValueError("a fact's spellings must be non-empty")
+        return value
 
 
 class JudgeVerdict(BaseModel):
@@ -63,7 +79,7 @@ class Evaluator(BaseModel):
 
     kinds: ClassVar[dict[str, type["Evaluator"]]] = {}
     kind: str
-    name: str | None = None
+    name: str | None = ""
 
     @classmethod
     def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:

@@ -4,7 +4,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, model_validator
 
-from open_agent_compiler.model.core.base import Frozen
+from open_agent_compiler.model.core.base import Frozen, Text
 
 MockKind = Literal["fixed", "sequence", "stateful_callable", "callable", "echo"]
 
@@ -21,7 +21,7 @@ class MockResponse(Frozen):
     fixed_output: Any = None
     sequence: tuple[Any, ...] = ()
     callable_spec: str | None = None
-    description: str = ""
+    description: Text = ""
 
     @model_validator(mode="after")
     def _check_kind_fields(self) -> "MockResponse":
@@ -47,5 +47,8 @@ class MockProfile(Frozen):
     """A named set of per-tool mock overrides, e.g. 'ci'. Selected by a test's `mock_profile`."""
 
     name: str
-    description: str = ""
+    description: Text = ""
     responses: dict[str, MockResponse] = Field(default_factory=dict)
+
+    def resolve(self, tool_name: str) -> MockResponse | None:
+        return self.responses.get(tool_name)

@@ -2,7 +2,7 @@
 
 from pydantic import Field
 
-from open_agent_compiler.model.core.base import Frozen
+from open_agent_compiler.model.core.base import Frozen, Text
 
 PRIMARY_SLOT = "primary"
 
@@ -10,11 +10,12 @@ PRIMARY_SLOT = "primary"
 class TemplateSlot(Frozen):
     name: str
     default_agent_id: str
+    also_compile_as_primary: bool = False  # a non-primary slot is also compiled as a primary "<name>-primary"
 
 
 class TemplateTree(Frozen):
     name: str
-    description: str = ""
+    description: Text = ""
     slots: list[TemplateSlot] = Field(default_factory=list)
 
 
@@ -25,3 +26,4 @@ class CompilationConfig(Frozen):
     template_name: str
     postfix: str = ""
     slot_overrides: dict[str, str] = Field(default_factory=dict)
+    strict_validation: bool = True  # False: unknown templates/agents are reported when resolved, not registered

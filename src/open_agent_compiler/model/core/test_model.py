@@ -11,7 +11,7 @@ from typing import Any
 from pydantic import Field, SerializeAsAny, field_validator, model_validator
 
 from open_agent_compiler.model.core.base import Frozen
-from open_agent_compiler.model.core.evaluator import Evaluator
+from open_agent_compiler.model.core.evaluator import Evaluator, FactSpec  # noqa: F401  (FactSpec: public path)
 
 Evaluators = tuple[SerializeAsAny[Evaluator], ...]
 
@@ -80,8 +80,35 @@ class AgentTest(_TestBase):
             raise ValueError(f"agent test {self.name!r} needs exactly one of prompt or turns")
         return self
 
+    @property
+    def is_multi_turn(self) -> bool:
+        return bool(self.turns)
+
+    def all_turns(self) -> tuple[Turn, ...]:
+        """The turns as the public package gives them: a single-turn test's evaluators ride on its one turn."""
+        if self.turns:
+            return self.turns
+        return (Turn(prompt=self.prompt, expected_tool_calls=self.expected_tool_calls, evaluators=self.evaluators),)
+
     def conversation(self) -> tuple[Turn, ...]:
         """The turns to play, a single-turn `prompt` included."""
         if self.turns:
             return self.turns
         return (Turn(prompt=self.prompt, expected_tool_calls=self.expected_tool_calls),)
+
+
+# The evaluator kinds live in `testing` (they carry behaviour); registries written for the public package import
+# them from here, so they resolve on first access instead of at import (model must not import testing eagerly).
+_EVALUATOR_NAMES = frozenset({
+    "EqualsEvaluator", "SubstringEvaluator", "RegexEvaluator", "JsonPathEvaluator", "ToolCalledEvaluator",
+    "ToolNotCalledEvaluator", "PathOrderEvaluator", "PermissionPresentEvaluator", "PermissionAbsentEvaluator",
+    "LLMJudgeEvaluator", "FactRecallEvaluator",
+})
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EVALUATOR_NAMES:
+        from open_agent_compiler.testing import evaluation
+
+        return getattr(evaluation, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

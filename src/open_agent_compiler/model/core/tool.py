@@ -1,51 +1,92 @@
 """Tool definitions: what a tool is, how an agent may invoke it, and how it is mocked and tested."""
 
-from typing import Literal
+from pathlib import PurePath
+from typing import Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
-from open_agent_compiler.model.core.base import Frozen
+from open_agent_compiler.model.core.base import Frozen, PathText
 from open_agent_compiler.model.core.mock import MockResponse
 from open_agent_compiler.model.core.test_model import ToolTest
 
 PermissionValue = Literal["allow", "ask", "deny"]
 
 
-class BashToolPermission(Frozen):
+class _Positional(Frozen):
+    """Also constructible positionally, in field order (registries written for the public package do that)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        names = list(type(self).model_fields)
+        if len(args) > len(names):
+            raise TypeError(f"{type(self).__name__} takes at most {len(names)} positional arguments")
+        for name, value in zip(names, args):
+            if name in kwargs:
+                raise TypeError(f"{type(self).__name__} got two values for {name!r}")
+            kwargs[name] = value
+        super().__init__(**kwargs)
+
+
+class BashToolPermission(_Positional):
     """Each allowed command is a bash permission pattern (glob, `*` = anything) granted with `value`."""
 
     tool_name: str = "bash"
+    scope: Literal["bash"] = "bash"
     value: PermissionValue = "allow"
     allowed_commands: list[str] = Field(default_factory=list)
 
 
-class JsonToolPermission(Frozen):
+class JsonToolPermission(_Positional):
     """A JSON tool is a script fed JSON on stdin; its command patterns are granted like bash patterns."""
 
     tool_name: str = "bash"
+    scope: Literal["custom_tool"] = "custom_tool"
     value: PermissionValue = "allow"
     allowed_commands: list[str] = Field(default_factory=list)
 
 
-class ScriptDefinition(Frozen):
-    """One file the compiler writes under the target: copied from `source_file_path` or given inline."""
+ScriptType = Literal["python", "javascript", "typescript"]
+_TYPE_OF_SUFFIX: dict[str, ScriptType] = {
+    ".py": "python", ".js": "javascript", ".mjs": "javascript", ".ts": "typescript", ".tsx": "typescript",
+}
 
-    target_file_path: str
-    source_file_path: str | None = None
-    source_file_type: Literal["python", "javascript", "typescript"] | None = None  # None: python
+
+class ScriptDefinition(Frozen):
+    """One file the compiler writes under the target: `script_contents` if given, else a copy of
+    `source_file_path`. Paths may be `str` or `pathlib.Path`; the type defaults to the target's suffix."""
+
+    target_file_path: PathText
+    source_file_path: PathText | None = None
+    source_file_type: ScriptType | None = None  # None and no known suffix: python
     script_contents: str | None = None
 
     @model_validator(mode="after")
-    def _exactly_one_source(self) -> "ScriptDefinition":
-        if (self.source_file_path is None) == (self.script_contents is None):
+    def _source_and_type(self) -> "ScriptDefinition":
+        if self.source_file_path is None and self.script_contents is None:
             raise ValueError(
-                f"script {self.target_file_path!r} needs exactly one of source_file_path or script_contents"
+                f"script {self.target_file_path!r} needs script_contents or source_file_path"
+            )
+        suffix = PurePath(self.target_file_path).suffix.lower()
+        implied = _TYPE_OF_SUFFIX.get(suffix)
+        if self.source_file_type is None and implied is not None:
+            object.__setattr__(self, "source_file_type", implied)  # frozen: set once, during validation
+        elif implied is not None and self.source_file_type != implied:
+            raise ValueError(
+                f"script {self.target_file_path!r}: source_file_type {self.source_file_type!r} does not match "
+                f"its {suffix!r} suffix ({implied!r})"
             )
         return self
 
 
 class ToolScriptDefinition(Frozen):
+    """`scripts` the compiler writes; `paths` lists script files the tool uses that exist already."""
+
+    paths: list[PathText] | None = None
     scripts: list[ScriptDefinition] = Field(default_factory=list)
+
+    @field_validator("scripts", mode="before")
+    @classmethod
+    def _none_is_empty(cls, value: Any) -> Any:
+        return [] if value is None else value
 
 
 class ToolDefinitionHeader(Frozen):
@@ -82,6 +123,7 @@ class ToolDefinition(Frozen):
     json_tool: ToolDefinitionLogicJson | None = None
     mock: MockResponse | None = None
     handler_script: str | None = None
+    requires_resources: list[str] = Field(default_factory=list)  # resource names an AccessProfile must bind
     tool_tests: list[ToolTest] = Field(default_factory=list)
 
     @property

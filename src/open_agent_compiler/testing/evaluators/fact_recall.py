@@ -5,20 +5,24 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from open_agent_compiler.model.core.evaluator import EvaluationContext, Evaluator, EvaluatorResult
+from open_agent_compiler.model.core.evaluator import EvaluationContext, Evaluator, EvaluatorResult, FactSpec
 from open_agent_compiler.testing.evaluators._show import search_text, show, truncate
 
 _TOLERANCE = 1e-9
 
 
 class FactRecallEvaluator(Evaluator):
-    """Facts are plain substrings, matched case-insensitively unless `case_sensitive`. With no facts the recall
-    is 1.0 (only `forbidden` is checked). Passes when the score reaches `pass_threshold` (default: all facts).
-    Skips when there is no target (`None`); a non-string target is searched as sorted-key JSON."""
+    """A fact is a `FactSpec` (recalled when any of its spellings appears, case-insensitively unless its
+    `case_sensitive`) or a plain string (one spelling, case-sensitive when the evaluator's `case_sensitive`).
+    `forbidden` strings are matched case-sensitively when `forbidden_case_sensitive` (or `case_sensitive`).
+    With no facts the recall is 1.0 (only `forbidden` is checked). Passes when the score reaches `pass_threshold`
+    (default: all facts). Skips when there is no target (`None`); a non-string target is searched as sorted-key
+    JSON."""
 
     kind: Literal["fact_recall"] = "fact_recall"
-    facts: tuple[str, ...] = ()
+    facts: tuple[FactSpec | str, ...] = ()
     forbidden: tuple[str, ...] = ()
+    forbidden_case_sensitive: bool = False
     pass_threshold: float = Field(default=1.0, ge=0.0, le=1.0)
     case_sensitive: bool = False
 
@@ -30,16 +34,27 @@ class FactRecallEvaluator(Evaluator):
             raise ValueError("fact_recall facts and forbidden strings must be non-empty")
         return self
 
-    def _fold(self, text: str) -> str:
-        return text if self.case_sensitive else text.casefold()
+    def specs(self) -> tuple[FactSpec, ...]:
+        """Every fact as a FactSpec."""
+        return tuple(
+            fact if isinstance(fact, FactSpec) else FactSpec(any_of=(fact,), case_sensitive=self.case_sensitive)
+            for fact in self.facts
+        )
 
     def evaluate(self, context: EvaluationContext) -> EvaluatorResult:
         if context.target is None:
             return self.skip("no target to search")
-        text = self._fold(search_text(context.target))
-        recalled = [fact for fact in self.facts if self._fold(fact) in text]
-        missing = [fact for fact in self.facts if self._fold(fact) not in text]
-        hits = [word for word in self.forbidden if self._fold(word) in text]
+        raw = search_text(context.target)
+        folded = raw.casefold()
+
+        def found(word: str, case_sensitive: bool) -> bool:
+            return word in raw if case_sensitive else word.casefold() in folded
+
+        specs = self.specs()
+        recalled = [fact.any_of[0] for fact in specs if any(found(a, fact.case_sensitive) for a in fact.any_of)]
+        missing = [fact.any_of[0] for fact in specs if not any(found(a, fact.case_sensitive) for a in fact.any_of)]
+        strict = self.forbidden_case_sensitive or self.case_sensitive
+        hits = [word for word in self.forbidden if found(word, strict)]
         recall = len(recalled) / len(self.facts) if self.facts else 1.0
         score = 0.0 if hits else recall
         passed = not hits and score >= self.pass_threshold - _TOLERANCE

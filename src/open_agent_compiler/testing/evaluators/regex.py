@@ -1,9 +1,9 @@
 """`regex`: `re.search(pattern, text)` finds a match in the target's text (non-strings as sorted-key JSON)."""
 
 import re
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from open_agent_compiler.model.core.evaluator import EvaluationContext, Evaluator, EvaluatorResult
 from open_agent_compiler.testing.evaluators._show import search_text, show
@@ -12,14 +12,28 @@ RegexFlag = Literal["IGNORECASE", "MULTILINE", "DOTALL", "VERBOSE", "ASCII"]
 
 
 class RegexEvaluator(Evaluator):
-    """`flags` are `re` flag names. An invalid pattern is rejected when the evaluator is defined.
+    """`flags` is an int of `re` flags (`re.I | re.M`); a list of flag names ("IGNORECASE", ...) is accepted too.
+    An invalid pattern is rejected when the evaluator is defined.
 
     Skips when there is no target (`None`).
     """
 
     kind: Literal["regex"] = "regex"
     pattern: str = Field(min_length=1)
-    flags: tuple[RegexFlag, ...] = ()
+    flags: int = 0
+
+    @field_validator("flags", mode="before")
+    @classmethod
+    def _flag_names(cls, value: Any) -> Any:
+        if isinstance(value, (list, tuple)):
+            known = RegexFlag.__args__
+            combined = 0
+            for name in value:
+                if name not in known:
+                    raise ValueError(f"unknown regex flag {name!r}; known: {', '.join(known)}")
+                combined |= int(getattr(re, name))
+            return combined
+        return int(value) if isinstance(value, re.RegexFlag) else value
 
     @model_validator(mode="after")
     def _compiles(self) -> "RegexEvaluator":
@@ -30,10 +44,7 @@ class RegexEvaluator(Evaluator):
         return self
 
     def compiled(self) -> re.Pattern[str]:
-        value = 0
-        for name in self.flags:
-            value |= getattr(re, name)
-        return re.compile(self.pattern, value)
+        return re.compile(self.pattern, self.flags)
 
     def evaluate(self, context: EvaluationContext) -> EvaluatorResult:
         if context.target is None:

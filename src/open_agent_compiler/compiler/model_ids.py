@@ -1,0 +1,119 @@
+"""Model ids, reasoning effort and sampling written in each harness's own form, with a warning where a value
+cannot be right for a harness.
+
+Registries name models the OpenCode way, `provider/model` (`anthropic/claude-sonnet-4-5`). Each harness wants
+its own form: OpenCode and Pi `provider/model`; Claude Code an alias (`sonnet`, `opus`, `haiku`), a full
+`claude-…` id or `inherit`; Codex a bare OpenAI-style id. A value that cannot be right (an OpenAI model for
+Claude Code, a bare id OpenCode cannot route) is left out, so the harness uses its own default model, and the
+compile says so in a warning — never a wrong value written silently, never a value dropped silently.
+"""
+
+from collections.abc import Callable
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+CLAUDE_ALIASES = ("inherit", "sonnet", "opus", "haiku", "opusplan", "default")
+OPENAI_PREFIXES = ("gpt-", "o1", "o3", "o4", "codex-", "chatgpt-")
+
+# reasoning effort → each harness's value (None: the harness has no per-agent setting)
+CLAUDE_EFFORT = {"minimal": "low", "low": "low", "medium": "medium", "high": "high", "xhigh": "high", "max": "high"}
+CODEX_EFFORT = {"none": "none", "minimal": "minimal", "low": "low", "medium": "medium", "high": "high",
+                "xhigh": "xhigh", "max": "xhigh"}
+PI_THINKING = {"none": "off", "off": "off", "minimal": "minimal", "low": "low", "medium": "medium", "high": "high",
+               "xhigh": "xhigh", "max": "xhigh"}
+
+
+class ModelSettings(BaseModel):
+    """The frontmatter/TOML keys one agent gets for its model, and what could not be expressed."""
+
+    model_config = ConfigDict(frozen=True)
+
+    fields: dict[str, Any] = {}
+    warnings: tuple[str, ...] = ()
+
+
+def split_model(name: str) -> tuple[str | None, str]:
+    """(provider, model id): `anthropic/claude-x` → ("anthropic", "claude-x"); a bare id has no provider."""
+    provider, sep, model = name.strip().partition("/")
+    return (provider, model) if sep and provider and model else (None, name.strip())
+
+
+def _guess_provider(model: str) -> str | None:
+    if model.startswith("claude-"):
+        return "anthropic"
+    if model.startswith(OPENAI_PREFIXES):
+        return "openai"
+    return None
+
+
+def qualified_model(name: str) -> tuple[str | None, str | None]:
+    """`provider/model` for OpenCode and Pi: (value, problem)."""
+    provider, model = split_model(name)
+    if provider:
+        return f"{provider}/{model}", None
+    guessed = _guess_provider(model)
+    if guessed:
+        return f"{guessed}/{model}", None
+    return None, f"model {name!r} names no provider (expected provider/model)"
+
+
+def claude_model(name: str) -> tuple[str | None, str | None]:
+    """Claude Code: an alias or a `claude-…` id from any provider prefix (anthropic/, bedrock/ …)."""
+    provider, model = split_model(name)
+    if model in CLAUDE_ALIASES or model.startswith("claude-"):
+        return model, None
+    return None, f"model {name!r} is not a Claude model (Claude Code takes sonnet, opus, haiku, inherit or claude-…)"
+
+
+def codex_model(name: str) -> tuple[str | None, str | None]:
+    """Codex: the bare id; only OpenAI models (or ids with no provider) are meant for its default provider."""
+    provider, model = split_model(name)
+    if provider in (None, "openai") and not model.startswith("claude-") and model not in CLAUDE_ALIASES:
+        return model, None
+    return None, f"model {name!r} is not an OpenAI model (Codex agent files take a bare id such as gpt-5.1-codex)"
+
+
+def mapped(table: dict[str, str], value: str) -> str | None:
+    return table.get(value.strip().lower())
+
+
+ModelForm = Callable[[str], tuple[str | None, str | None]]
+
+
+class ModelSettingsBuilder:
+    """Collects keys and warnings for one agent of one dialect."""
+
+    def __init__(self, dialect: str, agent: str) -> None:
+        self.where = f"{dialect}: agent {agent!r}"
+        self.fields: dict[str, Any] = {}
+        self.warnings: list[str] = []
+
+    def model(self, key: str, name: str | None, form: ModelForm) -> None:
+        if name is None or not name.strip():
+            return
+        value, problem = form(name)
+        if value is not None:
+            self.fields[key] = value
+        if problem:
+            self.warnings.append(f"{self.where}: {problem}; `{key}` left out, the harness's default model is used")
+
+    def mapped(self, key: str | None, what: str, value: Any, table: dict[str, str] | None = None) -> None:
+        """A setting with a harness key (mapped through `table` when given); `key` None: not expressible."""
+        if value is None:
+            return
+        if key is None:
+            self.warnings.append(f"{self.where}: {what} {value!r} has no per-agent setting here; left out")
+            return
+        if table is None:
+            self.fields[key] = value
+            return
+        found = mapped(table, str(value))
+        if found is None:
+            self.warnings.append(f"{self.where}: {what} {value!r} is not one of {', '.join(sorted(set(table)))}; "
+                                 "left out")
+        else:
+            self.fields[key] = found
+
+    def build(self) -> ModelSettings:
+        return ModelSettings(fields=self.fields, warnings=tuple(self.warnings))
