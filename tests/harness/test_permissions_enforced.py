@@ -4,6 +4,7 @@ read-back must say the same."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -85,7 +86,8 @@ def test_a_later_git_allow_does_not_let_git_push_through(tmp_path: Path) -> None
 def mcp_registry(primary: str) -> ResolvedConfig:
     """`keeper` may use the `notes-fs` MCP server, `loner` has none; `primary` says which one runs."""
     reg = AgentRegistry()
-    server = McpServer(name="notes-fs", command=["notes-server"])
+    # the compiled .opencode/opencode.json configures the server: point it at the stub
+    server = McpServer(name="notes-fs", command=[sys.executable, str(oc.MCP_STUB)])
     reg.register_agent("keeper", agent("keeper", tool_permissions=AgentToolPermissions(read=True, mcp=True),
                                        mcp_servers=[server]))
     reg.register_agent("loner", agent("loner", tool_permissions=AgentToolPermissions(read=True),
