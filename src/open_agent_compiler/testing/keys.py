@@ -67,6 +67,7 @@ class KeyParts(BaseModel):
     access_profile: str | None = None
     variant: str | None = None
     dialect: str | None = None
+    invoker: str | None = None  # who ran an agent test (name, harness version, model, script digest)
 
     def key(self) -> str:
         return digest(self)
@@ -112,7 +113,7 @@ def tool_mock_parts(tool: ToolDefinition, profile_name: str | None, resolved: Re
 
 
 def key_parts(case: TestCase, *, resolved: ResolvedConfig, files: FileDigests, artifact_digests: dict[str, str],
-              dialect: str, variant: str | None) -> KeyParts:
+              dialect: str, variant: str | None, invoker: str | None = None) -> KeyParts:
     definition = digest(case.test)
     common = {"access_profile": case.test.access_profile, "variant": variant}
     if case.kind == "tool":
@@ -132,4 +133,4 @@ def key_parts(case: TestCase, *, resolved: ResolvedConfig, files: FileDigests, a
         mocks[reachable.tool.name] = {"mock": entries, "tool": tool_digest(reachable.tool)}
         file_parts.update(tool_files)
     return KeyParts(definition=definition, target=target, model=model, mocks=digest(mocks), files=file_parts,
-                    dialect=dialect, **common)
+                    dialect=dialect, invoker=invoker, **common)

@@ -72,6 +72,7 @@ class TestRecord(BaseModel):
     composite_hash: str
     evidence: list[dict[str, Any]]
     skip_reason: str | None = None
+    invoker: str | None = None  # agent tests: who ran it (see testing.invokers)
 
 
 class ResultsLog:
