@@ -1,0 +1,70 @@
+"""Harness invokers: the real harness binary runs the compiled agent against the scripted model server on
+127.0.0.1, in a scratch HOME with a mock build (tool commands answer from the test's mocks)."""
+
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from typing import Any
+
+from open_agent_compiler.errors import OacError
+from open_agent_compiler.model.core.test_model import AgentTest
+from open_agent_compiler.testing.invokers.harness.base import HarnessBinary, Scratch, find_binary
+from open_agent_compiler.testing.invokers.model_server import MODEL_ID, ScriptedModelServer
+from open_agent_compiler.testing.invokers.protocol import (CompiledAgent, Deadline, InvokerInfo, InvokerSession,
+                                                           ToolDispatcher)
+from open_agent_compiler.testing.invokers.script import script_entry
+
+
+def _opencode(binary: HarnessBinary, agent: CompiledAgent, server: ScriptedModelServer, scratch: Scratch,
+              deadline: Deadline, started: list[int]) -> InvokerSession:
+    from open_agent_compiler.testing.invokers.harness.opencode import OpenCodeSession
+    return OpenCodeSession(binary, agent, server, scratch, deadline, started)
+
+
+def _claude(binary: HarnessBinary, agent: CompiledAgent, server: ScriptedModelServer, scratch: Scratch,
+            deadline: Deadline, started: list[int]) -> InvokerSession:
+    from open_agent_compiler.testing.invokers.harness.claude import ClaudeSession
+    return ClaudeSession(binary, agent, server, scratch, deadline, started)
+
+
+# invoker name → (executable, dialect whose build it runs, session factory)
+HARNESSES: dict[str, tuple[str, str, Callable[..., InvokerSession]]] = {
+    "opencode": ("opencode", "opencode", _opencode),
+    "claude": ("claude", "claude", _claude),
+}
+
+
+class HarnessInvoker:
+    def __init__(self, name: str, binary: HarnessBinary, scripts: Mapping[str, Any], spec: str,
+                 script_digest: str) -> None:
+        self.name = name
+        self.binary = binary
+        self.scripts = scripts
+        self.spec = spec
+        self.started: list[int] = []  # process group ids of every harness run (see tests)
+        self.last_server: ScriptedModelServer | None = None  # what the last session's harness sent
+        self._info = InvokerInfo(name=name, version=binary.version, model=MODEL_ID, script_digest=script_digest)
+
+    @property
+    def info(self) -> InvokerInfo:
+        return self._info
+
+    @contextmanager
+    def session(self, agent: CompiledAgent, test: AgentTest, dispatcher: ToolDispatcher,
+                deadline: Deadline) -> Iterator[InvokerSession]:
+        model = script_entry(self.scripts, test.name, self.spec)
+        scratch = Scratch(agent)
+        try:
+            with ScriptedModelServer(model, agent, dispatcher) as server:
+                self.last_server = server
+                scratch.write_shims(agent, server.base_url)
+                yield HARNESSES[self.name][2](self.binary, agent, server, scratch, deadline, self.started)
+        finally:
+            scratch.remove()
+
+
+def harness_invoker(name: str, scripts: Mapping[str, Any], spec: str, script_digest: str,
+                    dialect: str) -> HarnessInvoker:
+    executable, wanted, _ = HARNESSES[name]
+    if dialect != wanted:
+        raise OacError(f"--invoker {name} runs the {wanted} build: pass --dialect {wanted} (got {dialect})")
+    return HarnessInvoker(name, find_binary(name, executable), scripts, spec, script_digest)
