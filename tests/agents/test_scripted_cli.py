@@ -88,3 +88,63 @@ def test_bad_invoker_input_is_one_line_and_exit_2(example) -> None:
     (project.root / "agents_scripts.py").unlink()
     done = project.oac("test", "agents:registry", "--config", "prod", "--invoker", "scripted")
     assert done.returncode == 2 and "no model script" in done.stderr and done.stderr.count("\n") == 1
+
+
+JUDGED_AGENTS = '''
+from open_agent_compiler import (AgentDefinition, AgentHeader, AgentRegistry, AgentTest, CompilationConfig,
+                                 LLMJudgeEvaluator, TemplateSlot, TemplateTree)
+
+
+def registry():
+    agent = AgentDefinition(header=AgentHeader(agent_id="a", name="a", description="d"), system_prompt="Be polite.",
+                            agent_tests=[AgentTest(name="polite", prompt="hello",
+                                                   evaluators=(LLMJudgeEvaluator(criteria="polite"),))])
+    reg = AgentRegistry()
+    reg.register_agent("a", agent)
+    reg.register_template(TemplateTree(name="t", slots=[TemplateSlot(name="primary", default_agent_id="a")]))
+    reg.create_compilation_config(CompilationConfig(name="c", template_name="t"))
+    return reg
+'''
+
+JUDGED_SCRIPTS = '''
+from open_agent_compiler.testing.invokers.script import reply
+SCRIPTS = {"polite": [[reply("thank you kindly")]]}
+'''
+
+JUDGES = '''
+from open_agent_compiler.testing.judges import StubJudge
+
+
+def stub():
+    return StubJudge(default={"pass": False, "score": 0.0, "reasoning": "not polite"},
+                     rules=[("kindly", {"pass": True, "score": 0.9, "reasoning": "polite"})])
+
+
+class Broken:
+    def judge(self, *, criteria, target, model=None):
+        raise ConnectionError("judge endpoint down")
+
+
+def broken():
+    return Broken()
+'''
+
+
+def test_llm_judge_in_an_agent_test_passes_fails_or_skips_by_the_judge_wired(tmp_path) -> None:
+    from agent_project import Project
+    project = Project(tmp_path)
+    project.write("agents.py", JUDGED_AGENTS)
+    project.write("agents_scripts.py", JUDGED_SCRIPTS)
+    project.write("judges.py", JUDGES)
+    base = ("test", "agents:registry", "--config", "c", "--invoker", "scripted", "--force")
+    no_judge = project.oac(*base)
+    assert summary(no_judge.stdout) == SUMMARY.format(1, 0, 0, 1, 0), no_judge.stdout
+    assert project.records()[-1]["status"] == "skipped" and "no judge wired" in project.records()[-1]["skip_reason"]
+    judged = project.oac(*base, "--judge", "judges:stub")
+    assert summary(judged.stdout) == SUMMARY.format(1, 1, 0, 0, 0), judged.stdout
+    assert "polite" in project.records()[-1]["evidence"][0]["evidence"]
+    broken = project.oac(*base, "--judge", "judges:broken")
+    assert summary(broken.stdout) == SUMMARY.format(1, 0, 1, 0, 0)
+    assert "judge raised ConnectionError: judge endpoint down" in broken.stdout
+    bad = project.oac(*base, "--judge", "judges:missing")
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "has no attribute 'missing'" in bad.stderr
