@@ -43,7 +43,7 @@ def compiled_agent(case: TestCase, resolved: ResolvedConfig, settings: Any) -> C
     agent = resolved.agent(case.slot or "")
     model = agent.model_parameters.model_name if agent.model_parameters else None
     return CompiledAgent(dialect=settings.dialect, build_dir=settings.build_dir, project_root=settings.project_root,
-                         slot=agent.slot, compiled_name=agent.compiled_name, model=model,
+                         slot=agent.slot, compiled_name=agent.compiled_name, primary=agent.primary, model=model,
                          tools={reachable.tool.name: reachable.tool for reachable in agent.tools})
 
 

@@ -56,8 +56,10 @@ def _system_and_tools(api: str, body: dict[str, Any]) -> tuple[str, tuple[str, .
         system = _text(body.get("system", ""))
     elif api == "responses":
         system = _text(body.get("instructions", ""))
-        system += "".join("\n" + _text(item.get("content")) for item in body.get("input") or []
-                          if isinstance(item, dict) and item.get("role") in ("system", "developer"))
+        for item in body.get("input") or []:  # Codex sends AGENTS.md as a user message: it is instructions too
+            text = _text(item.get("content")) if isinstance(item, dict) else ""
+            if item.get("role") in ("system", "developer") or text.startswith("# AGENTS.md instructions"):
+                system += "\n" + text
     else:
         system = "\n".join(_text(m.get("content")) for m in body.get("messages") or []
                            if isinstance(m, dict) and m.get("role") in ("system", "developer"))

@@ -47,6 +47,7 @@ BUILTIN: dict[str, Callable[[str | None, str, Path, str], Invoker]] = {
     "scripted": _scripted,
     "opencode": _harness("opencode"),
     "claude": _harness("claude"),
+    "codex": _harness("codex"),
 }
 
 

@@ -26,10 +26,17 @@ def _claude(binary: HarnessBinary, agent: CompiledAgent, server: ScriptedModelSe
     return ClaudeSession(binary, agent, server, scratch, deadline, started)
 
 
+def _codex(binary: HarnessBinary, agent: CompiledAgent, server: ScriptedModelServer, scratch: Scratch,
+           deadline: Deadline, started: list[int]) -> InvokerSession:
+    from open_agent_compiler.testing.invokers.harness.codex import CodexSession
+    return CodexSession(binary, agent, server, scratch, deadline, started)
+
+
 # invoker name → (executable, dialect whose build it runs, session factory)
 HARNESSES: dict[str, tuple[str, str, Callable[..., InvokerSession]]] = {
     "opencode": ("opencode", "opencode", _opencode),
     "claude": ("claude", "claude", _claude),
+    "codex": ("codex", "codex", _codex),
 }
 
 

@@ -98,6 +98,10 @@ class Scratch:
             target.unlink(missing_ok=True)  # never write through a copied symlink
             target.write_text(SHIM.format(python=sys.executable, program=program, url=url + "/oac/tool"))
             target.chmod(0o755)
+        # login shells (`bash -lc`, as Codex runs commands) reset PATH from /etc/profile, then read these
+        profile = f'export PATH="{self.bin}:$PATH"\n'
+        for name in (".bash_profile", ".profile"):
+            (self.home / name).write_text(profile)
 
     def env(self, extra: dict[str, str]) -> dict[str, str]:
         """A minimal environment: no API keys or config of the user leak in."""
