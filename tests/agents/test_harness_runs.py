@@ -15,9 +15,12 @@ import pytest
 
 from open_agent_compiler.compiler.dialects import get_dialect
 from open_agent_compiler.model.factory import load_registry
-from open_agent_compiler.testing.agent_runner import run_agent_test
+from open_agent_compiler.testing.agent_runner import compiled_agent, run_agent_test
 from open_agent_compiler.testing.discovery import discover
-from open_agent_compiler.testing.invokers.script import ModelStep, ModelView
+from open_agent_compiler.testing.invokers.model_server import ScriptedModelServer
+from open_agent_compiler.testing.invokers.protocol import ToolDispatcher
+from open_agent_compiler.testing.invokers.script import ModelStep, ModelView, ScriptedModel, call, reply
+from open_agent_compiler.testing.mocks import MockSession
 from open_agent_compiler.testing.invokers.select import load_invoker
 from open_agent_compiler.testing.runner import RunSettings
 
@@ -130,3 +133,30 @@ def test_missing_harness_binary_or_wrong_dialect_is_one_line_exit_2(example, tmp
     assert "--invoker opencode: the 'opencode' binary was not found" in done.stderr
     done = project.oac("test", "agents:registry", "--config", "prod", "--invoker", "claude")
     assert done.returncode == 2 and "pass --dialect claude" in done.stderr and done.stderr.count("\n") == 1
+
+
+@pytest.mark.harness
+def test_with_a_real_endpoint_configured_the_harness_talks_to_it(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """OAC_MODEL_BASE_URL/OAC_MODEL/OAC_MODEL_API_KEY replace the scripted model (here a second loopback server
+    stands in for the real one); tool calls still answer from the test's mocks."""
+    binary_or_skip("opencode", monkeypatch)
+    quickstart = REPO / "examples" / "quickstart"
+    case, resolved = compiled(quickstart, "prod", "opencode", tmp_path / "build")
+    settings = RunSettings(project_root=quickstart, build_dir=tmp_path / "build", hermetic=True)
+    agent = compiled_agent(case, resolved, settings)
+    # the stand-in sees one long turn (nobody tells it where turns start): call, reply, call, reply
+    remote_model = ScriptedModel(function=lambda view: reply("CI-MOCK") if view.step % 2 else call("echo-tool", text="x"))
+    unused = ToolDispatcher(agent.tools, None, MockSession(), hermetic=True, timeout=5)
+    with ScriptedModelServer(remote_model, agent, unused) as remote:
+        monkeypatch.setenv("OAC_MODEL_BASE_URL", remote.base_url + "/v1")
+        monkeypatch.setenv("OAC_MODEL", "remote/model-x")
+        monkeypatch.setenv("OAC_MODEL_API_KEY", "k")
+        invoker = load_invoker("opencode", root=tmp_path, factory="no_scripts_needed:registry")
+        assert invoker.info.key() == f"opencode version={invoker.info.version} model=remote/model-x"
+        remote.begin_turn(1, "")
+        outcome = run_agent_test(case, resolved, settings, invoker)
+        remote_requests = [r for r in remote.requests if r.tools]
+    assert outcome.status == "pass", outcome.first_failure()
+    assert remote_requests and not [r for r in invoker.last_server.requests]  # the local server only ran tools
+    assert [(c.tool_name, c.output["text"]) for c in invoker.last_server.dispatcher.log] == [("echo-tool", "CI-MOCK")] * 2

@@ -36,8 +36,11 @@ def _scripted(script: str | None, factory: str, root: Path, dialect: str) -> Inv
 
 def _harness(name: str) -> Callable[[str | None, str, Path, str], Invoker]:
     def make(script: str | None, factory: str, root: Path, dialect: str) -> Invoker:
-        from open_agent_compiler.testing.invokers.harness import harness_invoker  # heavy parts only when used
+        from open_agent_compiler.testing.invokers.harness import endpoint_from_env, harness_invoker  # only when used
 
+        endpoint = endpoint_from_env()
+        if endpoint is not None:  # a real model: no script needed
+            return harness_invoker(name, {}, "", None, dialect, endpoint)
         scripts, spec, script_digest = load_scripts(script, factory, root, name)
         return harness_invoker(name, scripts, spec, script_digest, dialect)
     return make

@@ -7,29 +7,30 @@ from typing import Any
 
 from open_agent_compiler.errors import OacError
 from open_agent_compiler.model.core.test_model import AgentTest
-from open_agent_compiler.testing.invokers.harness.base import HarnessBinary, Scratch, find_binary
+from open_agent_compiler.testing.invokers.harness.base import (HarnessBinary, ModelEndpoint, Scratch,
+                                                                endpoint_from_env, find_binary)
 from open_agent_compiler.testing.invokers.model_server import MODEL_ID, ScriptedModelServer
-from open_agent_compiler.testing.invokers.protocol import (CompiledAgent, Deadline, InvokerInfo, InvokerSession,
-                                                           ToolDispatcher)
-from open_agent_compiler.testing.invokers.script import script_entry
+from open_agent_compiler.testing.invokers.protocol import (CompiledAgent, Deadline, InvokerError, InvokerInfo,
+                                                           InvokerSession, ToolDispatcher)
+from open_agent_compiler.testing.invokers.script import ModelView, ScriptedModel, script_entry
 
 
 def _opencode(binary: HarnessBinary, agent: CompiledAgent, server: ScriptedModelServer, scratch: Scratch,
-              deadline: Deadline, started: list[int]) -> InvokerSession:
+              deadline: Deadline, started: list[int], endpoint: ModelEndpoint | None) -> InvokerSession:
     from open_agent_compiler.testing.invokers.harness.opencode import OpenCodeSession
-    return OpenCodeSession(binary, agent, server, scratch, deadline, started)
+    return OpenCodeSession(binary, agent, server, scratch, deadline, started, endpoint)
 
 
 def _claude(binary: HarnessBinary, agent: CompiledAgent, server: ScriptedModelServer, scratch: Scratch,
-            deadline: Deadline, started: list[int]) -> InvokerSession:
+            deadline: Deadline, started: list[int], endpoint: ModelEndpoint | None) -> InvokerSession:
     from open_agent_compiler.testing.invokers.harness.claude import ClaudeSession
-    return ClaudeSession(binary, agent, server, scratch, deadline, started)
+    return ClaudeSession(binary, agent, server, scratch, deadline, started, endpoint)
 
 
 def _codex(binary: HarnessBinary, agent: CompiledAgent, server: ScriptedModelServer, scratch: Scratch,
-           deadline: Deadline, started: list[int]) -> InvokerSession:
+           deadline: Deadline, started: list[int], endpoint: ModelEndpoint | None) -> InvokerSession:
     from open_agent_compiler.testing.invokers.harness.codex import CodexSession
-    return CodexSession(binary, agent, server, scratch, deadline, started)
+    return CodexSession(binary, agent, server, scratch, deadline, started, endpoint)
 
 
 # invoker name → (executable, dialect whose build it runs, session factory)
@@ -40,16 +41,25 @@ HARNESSES: dict[str, tuple[str, str, Callable[..., InvokerSession]]] = {
 }
 
 
+def _no_script(view: ModelView) -> Any:
+    raise InvokerError("the harness asked the scripted model although a real endpoint is configured")
+
+
 class HarnessInvoker:
+    """With `endpoint` the harness talks to that real model; the loopback server then only answers the mock
+    shims' tool calls."""
+
     def __init__(self, name: str, binary: HarnessBinary, scripts: Mapping[str, Any], spec: str,
-                 script_digest: str) -> None:
+                 script_digest: str | None, endpoint: ModelEndpoint | None = None) -> None:
         self.name = name
         self.binary = binary
         self.scripts = scripts
         self.spec = spec
+        self.endpoint = endpoint
         self.started: list[int] = []  # process group ids of every harness run (see tests)
         self.last_server: ScriptedModelServer | None = None  # what the last session's harness sent
-        self._info = InvokerInfo(name=name, version=binary.version, model=MODEL_ID, script_digest=script_digest)
+        self._info = InvokerInfo(name=name, version=binary.version, model=endpoint.model if endpoint else MODEL_ID,
+                                 script_digest=None if endpoint else script_digest)
 
     @property
     def info(self) -> InvokerInfo:
@@ -58,20 +68,21 @@ class HarnessInvoker:
     @contextmanager
     def session(self, agent: CompiledAgent, test: AgentTest, dispatcher: ToolDispatcher,
                 deadline: Deadline) -> Iterator[InvokerSession]:
-        model = script_entry(self.scripts, test.name, self.spec)
+        model = ScriptedModel(function=_no_script) if self.endpoint else script_entry(self.scripts, test.name, self.spec)
         scratch = Scratch(agent)
         try:
             with ScriptedModelServer(model, agent, dispatcher) as server:
                 self.last_server = server
                 scratch.write_shims(agent, server.base_url)
-                yield HARNESSES[self.name][2](self.binary, agent, server, scratch, deadline, self.started)
+                yield HARNESSES[self.name][2](self.binary, agent, server, scratch, deadline, self.started,
+                                              self.endpoint)
         finally:
             scratch.remove()
 
 
-def harness_invoker(name: str, scripts: Mapping[str, Any], spec: str, script_digest: str,
-                    dialect: str) -> HarnessInvoker:
+def harness_invoker(name: str, scripts: Mapping[str, Any], spec: str, script_digest: str | None,
+                    dialect: str, endpoint: ModelEndpoint | None = None) -> HarnessInvoker:
     executable, wanted, _ = HARNESSES[name]
     if dialect != wanted:
         raise OacError(f"--invoker {name} runs the {wanted} build: pass --dialect {wanted} (got {dialect})")
-    return HarnessInvoker(name, find_binary(name, executable), scripts, spec, script_digest)
+    return HarnessInvoker(name, find_binary(name, executable), scripts, spec, script_digest, endpoint)

@@ -22,6 +22,31 @@ from open_agent_compiler.testing.invokers.protocol import CompiledAgent, Deadlin
 TAIL = 400
 
 
+class ModelEndpoint(BaseModel):
+    """A real model for harness runs, from OAC_MODEL_BASE_URL / OAC_MODEL / OAC_MODEL_API_KEY. The URL is given as
+    the harness wants it (OpenAI-style `.../v1` for opencode and codex, the API root for claude)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    base_url: str
+    model: str
+    api_key: str | None = None
+
+
+ENDPOINT_ENV = ("OAC_MODEL_BASE_URL", "OAC_MODEL", "OAC_MODEL_API_KEY")
+
+
+def endpoint_from_env() -> ModelEndpoint | None:
+    """The real model to use instead of the scripted one, or None (the default; CI never sets these)."""
+    url_var, model_var, key_var = ENDPOINT_ENV
+    base_url, model = os.environ.get(url_var), os.environ.get(model_var)
+    if not base_url:
+        return None
+    if not model:
+        raise OacError(f"{url_var} is set but {model_var} is not: name the model to run against")
+    return ModelEndpoint(base_url=base_url.rstrip("/"), model=model, api_key=os.environ.get(key_var))
+
+
 class HarnessBinary(BaseModel):
     model_config = ConfigDict(frozen=True)
 

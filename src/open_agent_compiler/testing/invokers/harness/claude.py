@@ -6,7 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 from open_agent_compiler.model.core.evaluator import ToolCall
-from open_agent_compiler.testing.invokers.harness.base import HarnessBinary, Scratch, run_bounded, tail
+from open_agent_compiler.testing.invokers.harness.base import HarnessBinary, ModelEndpoint, Scratch, run_bounded, tail
 from open_agent_compiler.testing.invokers.model_server import ScriptedModelServer
 from open_agent_compiler.testing.invokers.protocol import CompiledAgent, Deadline, InvokerError, SubagentCall, TurnResult
 
@@ -74,9 +74,9 @@ def parse_events(stdout: str, resolve: Callable[[str], tuple[str | None, dict[st
 
 class ClaudeSession:
     def __init__(self, binary: HarnessBinary, agent: CompiledAgent, server: ScriptedModelServer, scratch: Scratch,
-                 deadline: Deadline, started: list[int]) -> None:
+                 deadline: Deadline, started: list[int], endpoint: ModelEndpoint | None = None) -> None:
         self.binary, self.agent, self.server, self.scratch = binary, agent, server, scratch
-        self.deadline, self.started = deadline, started
+        self.deadline, self.started, self.endpoint = deadline, started, endpoint
         self.session_id: str | None = None
         self.config_dir = scratch.home / ".claude"
         self.config_dir.mkdir(parents=True, exist_ok=True)
@@ -91,6 +91,9 @@ class ClaudeSession:
         if self.session_id:
             argv += ["--resume", self.session_id]
         env = dict(ENV, ANTHROPIC_BASE_URL=self.server.base_url, CLAUDE_CONFIG_DIR=str(self.config_dir))
+        if self.endpoint:
+            argv += ["--model", self.endpoint.model]
+            env.update(ANTHROPIC_BASE_URL=self.endpoint.base_url, ANTHROPIC_API_KEY=self.endpoint.api_key or "")
         code, out, err = run_bounded([*argv, "--", prompt], self.scratch, env, self.deadline,
                                      f"claude, turn {index}", self.started)
         if self.server.errors:

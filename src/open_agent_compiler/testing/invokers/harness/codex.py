@@ -8,14 +8,19 @@ from collections.abc import Callable
 from typing import Any
 
 from open_agent_compiler.model.core.evaluator import ToolCall
-from open_agent_compiler.testing.invokers.harness.base import HarnessBinary, Scratch, run_bounded, tail
+from open_agent_compiler.testing.invokers.harness.base import HarnessBinary, ModelEndpoint, Scratch, run_bounded, tail
 from open_agent_compiler.testing.invokers.model_server import MODEL_ID, ScriptedModelServer
 from open_agent_compiler.testing.invokers.protocol import CompiledAgent, Deadline, InvokerError, SubagentCall, TurnResult
 
 
-def config_toml(base_url: str, project: str) -> str:
-    return (f'model_provider = "oac"\nmodel = "{MODEL_ID}"\n[model_providers.oac]\nname = "oac"\n'
-            f'base_url = "{base_url}/v1"\nwire_api = "responses"\nrequires_openai_auth = false\n'
+KEY_ENV = "OAC_MODEL_API_KEY"
+
+
+def config_toml(base_url: str, project: str, model: str = MODEL_ID, with_key: bool = False) -> str:
+    """config.toml: a Responses-API provider at `base_url` (`.../v1`), the scratch project trusted."""
+    key = f'env_key = "{KEY_ENV}"\n' if with_key else ""
+    return (f'model_provider = "oac"\nmodel = {json.dumps(model)}\n[model_providers.oac]\nname = "oac"\n'
+            f'base_url = {json.dumps(base_url)}\nwire_api = "responses"\nrequires_openai_auth = false\n{key}'
             f'request_max_retries = 0\nstream_max_retries = 0\n[projects.{json.dumps(project)}]\n'
             'trust_level = "trusted"\n')
 
@@ -73,15 +78,20 @@ def parse_events(stdout: str, resolve: Callable[[str], tuple[str | None, dict[st
 
 class CodexSession:
     def __init__(self, binary: HarnessBinary, agent: CompiledAgent, server: ScriptedModelServer, scratch: Scratch,
-                 deadline: Deadline, started: list[int]) -> None:
+                 deadline: Deadline, started: list[int], endpoint: ModelEndpoint | None = None) -> None:
         self.binary, self.agent, self.server, self.scratch = binary, agent, server, scratch
         self.deadline, self.started = deadline, started
+        self.env = {"CODEX_HOME": str(scratch.home / ".codex")}
+        if endpoint and endpoint.api_key:
+            self.env[KEY_ENV] = endpoint.api_key
         self.thread: str | None = None
         if not agent.primary:
             raise InvokerError(f"codex runs the primary agent (AGENTS.md); {agent.compiled_name!r} is a subagent")
         self.codex_home = scratch.home / ".codex"
         self.codex_home.mkdir(parents=True, exist_ok=True)
-        (self.codex_home / "config.toml").write_text(config_toml(server.base_url, str(scratch.project)))
+        config = (config_toml(endpoint.base_url, str(scratch.project), endpoint.model, bool(endpoint.api_key))
+                  if endpoint else config_toml(server.base_url + "/v1", str(scratch.project)))
+        (self.codex_home / "config.toml").write_text(config)
 
     def turn(self, index: int, prompt: str) -> TurnResult:
         self.server.begin_turn(index, prompt)
@@ -89,7 +99,7 @@ class CodexSession:
         argv = [*self.binary.argv, "exec", "--json", "--skip-git-repo-check", "-s", "danger-full-access"]
         if self.thread:
             argv += ["resume", self.thread]
-        code, out, err = run_bounded([*argv, "--", prompt], self.scratch, {"CODEX_HOME": str(self.codex_home)},
+        code, out, err = run_bounded([*argv, "--", prompt], self.scratch, self.env,
                                      self.deadline, f"codex, turn {index}", self.started)
         if self.server.errors:
             raise InvokerError(self.server.errors[0])

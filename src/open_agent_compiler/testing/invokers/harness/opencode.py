@@ -6,7 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 from open_agent_compiler.model.core.evaluator import ToolCall
-from open_agent_compiler.testing.invokers.harness.base import HarnessBinary, Scratch, run_bounded, tail
+from open_agent_compiler.testing.invokers.harness.base import HarnessBinary, ModelEndpoint, Scratch, run_bounded, tail
 from open_agent_compiler.testing.invokers.model_server import MODEL_ID, ScriptedModelServer
 from open_agent_compiler.testing.invokers.protocol import CompiledAgent, Deadline, InvokerError, SubagentCall, TurnResult
 
@@ -16,17 +16,22 @@ ENV = {
 }
 
 
-def provider_config(model: str | None, base_url: str) -> dict[str, Any]:
-    """opencode.json: the agent's own `provider/model` served by the loopback server (so the compiled file is
-    run as is), and the same as default and small model."""
+def provider_config(model: str | None, base_url: str, api_key: str | None = None) -> dict[str, Any]:
+    """opencode.json: `provider/model` served at `base_url` (an OpenAI-style `.../v1`). For the scripted server
+    this is the agent's own model id, so the compiled file is run as is; also the default and small model."""
     provider, _, model_id = (model or f"oac/{MODEL_ID}").partition("/")
     if not model_id:
         provider, model_id = "oac", provider
     return {"$schema": "https://opencode.ai/config.json", "autoupdate": False, "share": "disabled",
             "provider": {provider: {"npm": "@ai-sdk/openai-compatible", "name": provider,
-                                    "options": {"baseURL": base_url + "/v1", "apiKey": "oac-dummy-key"},
+                                    "options": {"baseURL": base_url, "apiKey": api_key or "oac-dummy-key"},
                                     "models": {model_id: {"name": model_id, "tool_call": True}}}},
             "model": f"{provider}/{model_id}", "small_model": f"{provider}/{model_id}"}
+
+
+def config_model(model: str) -> str:
+    """`provider/model` as `provider_config` names it."""
+    return provider_config(model, "")["model"]
 
 
 def _output(text: Any) -> Any:
@@ -80,15 +85,18 @@ def parse_events(stdout: str, resolve: Callable[[str], tuple[str | None, dict[st
 
 class OpenCodeSession:
     def __init__(self, binary: HarnessBinary, agent: CompiledAgent, server: ScriptedModelServer, scratch: Scratch,
-                 deadline: Deadline, started: list[int]) -> None:
+                 deadline: Deadline, started: list[int], endpoint: ModelEndpoint | None = None) -> None:
         self.binary, self.agent, self.server, self.scratch = binary, agent, server, scratch
         self.deadline, self.started = deadline, started
         self.session_id: str | None = None
-        (scratch.project / "opencode.json").write_text(json.dumps(provider_config(agent.model, server.base_url)))
+        self.model_flag = ["--model", str(config_model(endpoint.model))] if endpoint else []
+        config = (provider_config(endpoint.model, endpoint.base_url, endpoint.api_key) if endpoint else
+                  provider_config(agent.model, server.base_url + "/v1"))
+        (scratch.project / "opencode.json").write_text(json.dumps(config))
 
     def turn(self, index: int, prompt: str) -> TurnResult:
         self.server.begin_turn(index, prompt)
-        argv = [*self.binary.argv, "run", "--agent", self.agent.compiled_name, "--format", "json"]
+        argv = [*self.binary.argv, "run", "--agent", self.agent.compiled_name, "--format", "json", *self.model_flag]
         if self.session_id:
             argv += ["--session", self.session_id]
         code, out, err = run_bounded([*argv, prompt], self.scratch, ENV, self.deadline, f"opencode, turn {index}",
