@@ -148,3 +148,16 @@ def test_llm_judge_in_an_agent_test_passes_fails_or_skips_by_the_judge_wired(tmp
     assert "judge raised ConnectionError: judge endpoint down" in broken.stdout
     bad = project.oac(*base, "--judge", "judges:missing")
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "has no attribute 'missing'" in bad.stderr
+
+
+def test_changing_the_judge_reruns_tests_it_judges(tmp_path) -> None:
+    from agent_project import Project
+    project = Project(tmp_path)
+    project.write("agents.py", JUDGED_AGENTS)
+    project.write("agents_scripts.py", JUDGED_SCRIPTS)
+    project.write("judges.py", JUDGES + "\n\ndef lenient():\n    return StubJudge()\n")
+    base = ("test", "agents:registry", "--config", "c", "--invoker", "scripted", "--explain")
+    assert summary(project.oac(*base, "--judge", "judges:stub").stdout) == SUMMARY.format(1, 1, 0, 0, 0)
+    assert summary(project.oac(*base, "--judge", "judges:stub").stdout) == SUMMARY.format(1, 0, 0, 1, 0)
+    other = project.oac(*base, "--judge", "judges:lenient")
+    assert summary(other.stdout) == SUMMARY.format(1, 1, 0, 0, 0) and "changed: judge" in other.stdout

@@ -114,6 +114,24 @@ def http_judge(table: Mapping[str, Any]) -> HttpJudge:
     return HttpJudge(str(base_url), str(model), os.environ.get(key_env), float(timeout))
 
 
+def uses_judge(test: Any) -> bool:
+    """Whether a test has an `llm_judge` evaluator (on itself or on one of its turns): its result then depends
+    on the judge, so the judge is part of its key."""
+    evaluators = list(test.evaluators) + [e for turn in getattr(test, "turns", ()) for e in turn.evaluators]
+    return any(evaluator.kind == "llm_judge" for evaluator in evaluators)
+
+
+def judge_key(spec: str | Mapping[str, Any] | None, judge: Any, root: Path) -> str | None:
+    """Who judges, for keys: the factory and its module's digest, or the HTTP endpoint and model."""
+    if judge is None:
+        return None
+    if isinstance(judge, HttpJudge):
+        return f"http model={judge.model} url={judge.base_url}"
+    assert isinstance(spec, str)
+    _, module_digest = load_attribute(spec, root, "judge factory")
+    return f"{spec} module={module_digest}"
+
+
 def load_judge(spec: str | Mapping[str, Any] | None, root: Path) -> Any:
     """None (no judge: llm_judge evaluators skip), 'http' / a [tool.oac.judge] table, or module:factory."""
     if spec is None:
