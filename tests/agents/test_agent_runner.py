@@ -151,3 +151,39 @@ def test_a_users_invoker_from_module_factory(tmp_path: Path) -> None:
     assert outcome.status == "pass"
     with pytest.raises(OacError, match="returned a int"):
         load_invoker("my_invoker:broken", root=tmp_path, factory="agents:registry")
+
+
+UPPER_HANDLER = '''
+from pydantic import BaseModel
+from open_agent_compiler import ScriptTool
+
+
+class In(BaseModel):
+    q: str
+
+
+class Out(BaseModel):
+    answer: str
+
+
+class Upper(ScriptTool[In, Out]):
+    name = "upper"
+
+    def execute(self, input: In) -> Out:
+        return Out(answer=input.q.upper())
+'''
+
+
+def test_a_tool_without_mock_runs_its_real_handler_unless_hermetic(tmp_path: Path) -> None:
+    (tmp_path / "upper.py").write_text(UPPER_HANDLER)
+    upper = tool("upper").model_copy(update={"handler_script": "upper.py"})
+    script = ScriptedModel(turns=[[call("upper", q="abc"),
+                                   lambda view: reply(str(view.last_output or view.tool_results[0].error))]])
+    test = AgentTest(name="t", prompt="p", evaluators=(SubstringEvaluator(needle="'answer': 'ABC'"),))
+    case, resolved = resolved_with(test, [upper])
+    invoker = ScriptedInvoker({"t": script}, "t:SCRIPTS", "digest")
+    real = run_case(case, resolved, RunSettings(project_root=tmp_path, build_dir=tmp_path, invoker=invoker))
+    assert real.status == "pass", real.first_failure()
+    hermetic = run_case(case, resolved, RunSettings(project_root=tmp_path, build_dir=tmp_path, invoker=invoker,
+                                                    hermetic=True))
+    assert hermetic.status == "fail" and "--hermetic: tool 'upper' has no mock" in hermetic.first_failure()
