@@ -67,7 +67,7 @@ def group_gone(pgid: int, within: float = 10.0) -> bool:
 
 
 @pytest.mark.harness
-@pytest.mark.parametrize("harness", ["opencode", "claude", "codex"])
+@pytest.mark.parametrize("harness", ["opencode", "claude", "codex", "pi"])
 def test_three_turn_scenario_runs_in_the_real_harness(harness: str, tmp_path: Path,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     binary_or_skip(harness, monkeypatch)
@@ -78,10 +78,13 @@ def test_three_turn_scenario_runs_in_the_real_harness(harness: str, tmp_path: Pa
     assert outcome.status == "pass", outcome.first_failure()
     assert invoker.info.version and invoker.info.key().startswith(harness + " version=")
     # what the harness really sent the model: the compiled agent's prompt, and a shell tool to run commands with
-    main = [r for r in invoker.last_server.requests if r.tools]
+    # (under Pi the agent is a subagent: its requests are those without the main thread's Agent tool)
+    main = [r for r in invoker.last_server.requests if r.tools and "Agent" not in r.tools]
     # Codex's main thread gets the AGENTS.md index of roles; the agent's prompt lives in its role file
     sent = "`primary` (.codex/agents/primary.toml)" if harness == "codex" else "Page on-call with page-oncall only when"
     assert main and all(sent in r.system_prompt for r in main)
+    if harness == "pi":  # the main thread delegated each turn through pi-subagents' Agent tool
+        assert {1, 2, 3} <= {r.turn for r in invoker.last_server.requests if "Agent" in r.tools}
     assert {1, 2, 3} <= {r.turn for r in main}
     assert all(group_gone(pgid) for pgid in invoker.started)
 

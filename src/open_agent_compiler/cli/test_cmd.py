@@ -27,7 +27,7 @@ from open_agent_compiler.testing.discovery import KINDS
 @click.option("--junit", type=click.Path(path_type=Path), help="Also write JUnit XML here.")
 @click.option("--explain", is_flag=True, default=None, help="Say why each test runs or is skipped.")
 @click.option("-v", "--verbose", is_flag=True, default=None, help="Print a line for every test.")
-@click.option("--invoker", help="Run agent tests with this invoker: scripted, opencode, claude, codex or module:factory.")
+@click.option("--invoker", help="Run agent tests with this invoker: scripted, opencode, claude, codex, pi or module:factory.")
 @click.option("--judge", help="LLM judge for llm_judge evaluators: module:factory (or 'http', see [tool.oac.judge]).")
 @one_line_errors
 def test_command(factory: str | None, config: str | None, dialect: str | None, results: Path | None,

@@ -19,7 +19,8 @@ from pydantic import BaseModel, ConfigDict
 
 from open_agent_compiler.testing.invokers.commands import command_for, command_prefix, normalized, parse_flags, tool_of
 from open_agent_compiler.testing.invokers.protocol import CompiledAgent, InvokerError, ToolDispatcher
-from open_agent_compiler.testing.invokers.script import Message, ModelStep, ModelView, ScriptedModel, check_tools
+from open_agent_compiler.testing.invokers.script import (Message, ModelStep, ModelView, ScriptedModel, ToolUse,
+                                                         check_tools)
 
 SHELL_TOOLS = ("bash", "Bash", "shell", "exec_command", "shell_command")
 MODEL_ID = "oac-scripted"
@@ -80,6 +81,11 @@ class ScriptedModelServer:
         self._step = 0
         self._turn_start = 0
         self._emitted: dict[str, tuple[str, dict[str, Any]]] = {}  # command → (tool, args) the script asked for
+        # Harnesses whose compiled agents run only as subagents (Pi): the main thread, recognised by this tool,
+        # delegates each turn to the agent and answers with what it said; the script plays the agent.
+        self.delegate_tool: str | None = None
+        self._main_step = 0
+        self._agent_text = ""
         self._ids = itertools.count(1)
         self._server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._server.daemon_threads = True
@@ -102,7 +108,7 @@ class ScriptedModelServer:
     # turns ------------------------------------------------------------------------------------------------
     def begin_turn(self, index: int, prompt: str) -> None:
         with self._lock:
-            self._turn, self._prompt, self._step = index, prompt, 0
+            self._turn, self._prompt, self._step, self._main_step, self._agent_text = index, prompt, 0, 0, ""
             self._turn_start = len(self.dispatcher.log)
 
     def end_turn(self, text: str) -> None:
@@ -120,6 +126,13 @@ class ScriptedModelServer:
         with self._lock:
             self.requests.append(RecordedRequest(api=api, turn=self._turn, system_prompt=system, tools=tools,
                                                  body=body))
+            if self.delegate_tool and self.delegate_tool in tools:
+                self._main_step += 1
+                if self._main_step > 1:
+                    return ModelStep(text=self._agent_text), None
+                delegation = {"subagent_type": self.agent.compiled_name, "prompt": self._prompt,
+                              "description": f"turn {self._turn}"}
+                return ModelStep(tool_calls=(ToolUse(tool=self.delegate_tool, args=delegation),)), self.delegate_tool
             shell = next((name for name in SHELL_TOOLS if name in tools), None)
             if shell is None:  # an auxiliary request (session title, summary): no step of the script
                 return ModelStep(text="oac scripted session"), None
@@ -140,6 +153,8 @@ class ScriptedModelServer:
             return ModelStep(text="(script error)"), None
         with self._lock:
             self._emitted.update(commands)
+            if not step.tool_calls:
+                self._agent_text = step.text
         return step, shell
 
     def shell_arguments(self, shell: str, tool: str, args: dict[str, Any]) -> dict[str, Any]:
@@ -234,6 +249,8 @@ class ScriptedModelServer:
         """(call id, shell tool, its arguments) per tool call of the step."""
         if shell is None:
             return []
+        if shell == self.delegate_tool:
+            return [(f"call_{next(self._ids)}", shell, dict(use.args)) for use in step.tool_calls]
         return [(f"call_{next(self._ids)}", shell, self.shell_arguments(shell, use.tool, use.args))
                 for use in step.tool_calls]
 

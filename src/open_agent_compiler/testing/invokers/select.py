@@ -51,6 +51,7 @@ BUILTIN: dict[str, Callable[[str | None, str, Path, str], Invoker]] = {
     "opencode": _harness("opencode"),
     "claude": _harness("claude"),
     "codex": _harness("codex"),
+    "pi": _harness("pi"),
 }
 
 

@@ -33,11 +33,18 @@ def _codex(binary: HarnessBinary, agent: CompiledAgent, server: ScriptedModelSer
     return CodexSession(binary, agent, server, scratch, deadline, started, endpoint)
 
 
+def _pi(binary: HarnessBinary, agent: CompiledAgent, server: ScriptedModelServer, scratch: Scratch,
+        deadline: Deadline, started: list[int], endpoint: ModelEndpoint | None) -> InvokerSession:
+    from open_agent_compiler.testing.invokers.harness.pi import PiSession
+    return PiSession(binary, agent, server, scratch, deadline, started, endpoint)
+
+
 # invoker name → (executable, dialect whose build it runs, session factory)
 HARNESSES: dict[str, tuple[str, str, Callable[..., InvokerSession]]] = {
     "opencode": ("opencode", "opencode", _opencode),
     "claude": ("claude", "claude", _claude),
     "codex": ("codex", "codex", _codex),
+    "pi": ("pi", "pi", _pi),
 }
 
 

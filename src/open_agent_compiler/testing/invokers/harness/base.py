@@ -53,6 +53,7 @@ class HarnessBinary(BaseModel):
     name: str
     argv: tuple[str, ...]  # how to start it (e.g. node + a .js launcher)
     version: str | None = None
+    extension: str | None = None  # Pi: the subagents extension its compiled agents need
 
 
 def find_binary(name: str, executable: str) -> HarnessBinary:
@@ -67,7 +68,8 @@ def find_binary(name: str, executable: str) -> HarnessBinary:
         if isinstance(entry, dict) and entry.get("available") and entry.get("bin") and Path(entry["bin"]).exists():
             binary = str(entry["bin"])
             argv = ("node", binary) if binary.endswith(".js") else (binary,)
-            return HarnessBinary(name=name, argv=argv, version=str(entry.get("version") or "") or None)
+            return HarnessBinary(name=name, argv=argv, version=str(entry.get("version") or "") or None,
+                                 extension=entry.get("extension"))
     found = shutil.which(executable)
     if found is None:
         raise OacError(f"--invoker {name}: the {executable!r} binary was not found (not on PATH"
