@@ -1,6 +1,7 @@
 """Harness invokers: the real harness binary runs the compiled agent against the scripted model server on
 127.0.0.1, in a scratch HOME with a mock build (tool commands answer from the test's mocks)."""
 
+import importlib
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
@@ -15,37 +16,19 @@ from open_agent_compiler.testing.invokers.protocol import (CompiledAgent, Deadli
 from open_agent_compiler.testing.invokers.script import ModelView, ScriptedModel, script_entry
 
 
-def _opencode(binary: HarnessBinary, agent: CompiledAgent, server: ScriptedModelServer, scratch: Scratch,
-              deadline: Deadline, started: list[int], endpoint: ModelEndpoint | None) -> InvokerSession:
-    from open_agent_compiler.testing.invokers.harness.opencode import OpenCodeSession
-    return OpenCodeSession(binary, agent, server, scratch, deadline, started, endpoint)
-
-
-def _claude(binary: HarnessBinary, agent: CompiledAgent, server: ScriptedModelServer, scratch: Scratch,
-            deadline: Deadline, started: list[int], endpoint: ModelEndpoint | None) -> InvokerSession:
-    from open_agent_compiler.testing.invokers.harness.claude import ClaudeSession
-    return ClaudeSession(binary, agent, server, scratch, deadline, started, endpoint)
-
-
-def _codex(binary: HarnessBinary, agent: CompiledAgent, server: ScriptedModelServer, scratch: Scratch,
-           deadline: Deadline, started: list[int], endpoint: ModelEndpoint | None) -> InvokerSession:
-    from open_agent_compiler.testing.invokers.harness.codex import CodexSession
-    return CodexSession(binary, agent, server, scratch, deadline, started, endpoint)
-
-
-def _pi(binary: HarnessBinary, agent: CompiledAgent, server: ScriptedModelServer, scratch: Scratch,
-        deadline: Deadline, started: list[int], endpoint: ModelEndpoint | None) -> InvokerSession:
-    from open_agent_compiler.testing.invokers.harness.pi import PiSession
-    return PiSession(binary, agent, server, scratch, deadline, started, endpoint)
-
-
-# invoker name → (executable, dialect whose build it runs, session factory)
-HARNESSES: dict[str, tuple[str, str, Callable[..., InvokerSession]]] = {
-    "opencode": ("opencode", "opencode", _opencode),
-    "claude": ("claude", "claude", _claude),
-    "codex": ("codex", "codex", _codex),
-    "pi": ("pi", "pi", _pi),
+# invoker name → (executable, dialect whose build it runs, session class in this package: "module.Class")
+HARNESSES: dict[str, tuple[str, str, str]] = {
+    "opencode": ("opencode", "opencode", "opencode.OpenCodeSession"),
+    "claude": ("claude", "claude", "claude.ClaudeSession"),
+    "codex": ("codex", "codex", "codex.CodexSession"),
+    "pi": ("pi", "pi", "pi.PiSession"),
 }
+
+
+def session_class(name: str) -> Callable[..., InvokerSession]:
+    """The session class of harness `name`, imported only when that harness runs."""
+    module, _, cls = HARNESSES[name][2].rpartition(".")
+    return getattr(importlib.import_module(f"{__name__}.{module}"), cls)
 
 
 def _no_script(view: ModelView) -> Any:
@@ -81,8 +64,8 @@ class HarnessInvoker:
             with ScriptedModelServer(model, agent, dispatcher) as server:
                 self.last_server = server
                 scratch.write_shims(agent, server.base_url)
-                yield HARNESSES[self.name][2](self.binary, agent, server, scratch, deadline, self.started,
-                                              self.endpoint)
+                yield session_class(self.name)(self.binary, agent, server, scratch, deadline, self.started,
+                                               self.endpoint)
         finally:
             scratch.remove()
 
