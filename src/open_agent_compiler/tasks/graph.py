@@ -28,6 +28,8 @@ from open_agent_compiler.testing.results import TestOutcome, now_iso
 from open_agent_compiler.testing.handlers import start_handler
 from open_agent_compiler.testing.prefetch import HandlerPrefetch
 from open_agent_compiler.testing.runner import RunSettings, handler_call, run_case
+from open_agent_compiler.testing.invokers.select import load_invoker
+from open_agent_compiler.testing.judges import judge_key, load_judge
 from open_agent_compiler.tasks.backend import OacStateDB
 from open_agent_compiler.tasks.build_sync import sync_build
 from open_agent_compiler.tasks.memo_store import load_key_cache, load_memo, save_key_cache, save_memo
@@ -71,7 +73,11 @@ class TestPlan:
         self.cases = select(discover(self.resolved), kind=options.kind, text=options.filter)
         self.settings = RunSettings(project_root=root, build_dir=options.build_dir, dialect=options.dialect,
                                     timeout=options.timeout, hermetic=options.hermetic,
-                                    strict=options.strict)
+                                    invoker=load_invoker(options.invoker, root=root, factory=options.factory,
+                                                         script=options.invoker_script, dialect=options.dialect),
+                                    judge=load_judge(options.judge, root), strict=options.strict)
+        self.invoker_key = self.settings.invoker.info.key() if self.settings.invoker is not None else None
+        self.judge_key = judge_key(options.judge, self.settings.judge, root)
         self.compile_task = f"{COMPILE_GROUP}:{task_name(options.config, options.dialect)}"
         self.needs_compile = any(case.kind != "tool" for case in self.cases)
         self.output = None
@@ -104,7 +110,7 @@ class TestPlan:
         """test_id → key: from the key cache for agents whose scope is unchanged since the last run, else computed."""
         cache = load_key_cache(cache_path)
         keys = cache.keys(self.cases, self.resolved, self.artifact_digests, self.options.dialect, self.options.variant,
-                          self.parts_of)
+                          self.parts_of, self.invoker_key, self.judge_key)
         with on_state(cache_path, "write the cache"):
             save_key_cache(cache_path, cache)
         return keys
@@ -115,7 +121,8 @@ class TestPlan:
         if parts is None:
             parts = self._parts[test_id] = key_parts(
                 self.by_id[test_id], resolved=self.resolved, files=self.files, artifact_digests=self.artifact_digests,
-                dialect=self.options.dialect, variant=self.options.variant)
+                dialect=self.options.dialect, variant=self.options.variant, invoker=self.invoker_key,
+                judge=self.judge_key)
         return parts
 
     # task dictionaries (doit's dodo format) -------------------------------------------------------------------

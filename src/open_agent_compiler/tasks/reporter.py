@@ -92,6 +92,7 @@ class OacReporter:
             dialect=plan.options.dialect if case.kind != "tool" else None, config=plan.options.config,
             agent_state_hash=parts.target, mock_set_hash=parts.mocks, composite_hash=plan.keys[test_id],
             evidence=[r.model_dump(mode="json") for r in outcome.evidence], skip_reason=outcome.skip_reason,
+            invoker=parts.invoker,
         )
         self._log(plan).append(record)
 

@@ -42,6 +42,9 @@ class TestOptions(BaseModel):
     junit: Path | None = None
     explain: bool = False
     verbose: bool = False
+    invoker: str | None = None  # NAME or module:factory (see testing.invokers.select)
+    invoker_script: str | None = None  # module:attribute of the model scripts
+    judge: str | dict[str, Any] | None = None  # module:factory, or a [tool.oac.judge] table
 
     @field_validator("filter", "kind", mode="before")
     @classmethod

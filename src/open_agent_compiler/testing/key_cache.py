@@ -29,7 +29,8 @@ class KeyCache:
         return self.kept != self.entries
 
     def keys(self, cases: Sequence[TestCase], resolved: ResolvedConfig, artifact_digests: Mapping[str, str],
-             dialect: str, variant: str | None, parts_of: Callable[[str], KeyParts]) -> dict[str, str]:
+             dialect: str, variant: str | None, parts_of: Callable[[str], KeyParts],
+             invoker: str | None = None, judge: str | None = None) -> dict[str, str]:
         """test id → key for `cases` (discovered from `resolved`): looked up where the agent a test was found
         through kept its scope, else `parts_of(test_id).key()`. Remembers what to keep for the next run."""
         by_agent: dict[str, list[TestCase]] = {}
@@ -47,7 +48,7 @@ class KeyCache:
                     profiles[name] = digest(resolved.mock_profiles[name])
             scope = digest([source_fingerprint("model", "testing"), agent.content_digest(),
                             artifact_digests.get(agent.compiled_name), sorted((n, profiles[n]) for n in names),
-                            dialect, variant])
+                            dialect, variant, invoker, judge])
             known = self.entries.get(scope, {})
             kept: dict[str, str] = {}
             for case in found:

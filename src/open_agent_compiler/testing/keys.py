@@ -9,6 +9,7 @@ from open_agent_compiler.model.core.tool import ToolDefinition
 from open_agent_compiler.model.hashing import digest, digest_bytes, digest_model
 from open_agent_compiler.model.registry import ResolvedConfig
 from open_agent_compiler.testing.discovery import TestCase
+from open_agent_compiler.testing.judges import uses_judge
 from open_agent_compiler.testing.mocks import mock_source_files, reachable_mock_entries, resolve_mock
 
 # Bump when the meaning of a result changes (result schema, evaluator semantics): every green test re-runs.
@@ -67,6 +68,8 @@ class KeyParts(BaseModel):
     access_profile: str | None = None
     variant: str | None = None
     dialect: str | None = None
+    invoker: str | None = None  # who ran an agent test (name, harness version, model, script digest)
+    judge: str | None = None  # who judges its llm_judge evaluators (see testing.judges)
 
     def key(self) -> str:
         return digest(self)
@@ -112,9 +115,10 @@ def tool_mock_parts(tool: ToolDefinition, profile_name: str | None, resolved: Re
 
 
 def key_parts(case: TestCase, *, resolved: ResolvedConfig, files: FileDigests, artifact_digests: dict[str, str],
-              dialect: str, variant: str | None) -> KeyParts:
+              dialect: str, variant: str | None, invoker: str | None = None, judge: str | None = None) -> KeyParts:
     definition = digest(case.test)
-    common = {"access_profile": case.test.access_profile, "variant": variant}
+    common = {"access_profile": case.test.access_profile, "variant": variant,
+              "judge": judge if uses_judge(case.test) else None}
     if case.kind == "tool":
         assert case.tool is not None
         entries, file_parts = tool_mock_parts(case.tool, case.mock_profile, resolved, files)
@@ -132,4 +136,4 @@ def key_parts(case: TestCase, *, resolved: ResolvedConfig, files: FileDigests, a
         mocks[reachable.tool.name] = {"mock": entries, "tool": tool_digest(reachable.tool)}
         file_parts.update(tool_files)
     return KeyParts(definition=definition, target=target, model=model, mocks=digest(mocks), files=file_parts,
-                    dialect=dialect, **common)
+                    dialect=dialect, invoker=invoker, **common)

@@ -73,6 +73,7 @@ class TestRecord(BaseModel):
     composite_hash: str
     evidence: list[dict[str, Any]]
     skip_reason: str | None = None
+    invoker: str | None = None  # agent tests: who ran it (see testing.invokers)
 
 
 class ResultsLog:

@@ -35,6 +35,7 @@ class RunSettings(BaseModel):
     hermetic: bool = False
     strict: bool = False  # not_runnable and nothing-checked tests fail (testing.strict)
     judge: Any = None
+    invoker: Any = None  # an `invokers.protocol.Invoker`; None: agent tests are not runnable
 
 
 def _check(kind: str, passed: bool, evidence: str) -> EvaluatorResult:
@@ -159,4 +160,7 @@ def _run_case(case: TestCase, resolved: ResolvedConfig, settings: RunSettings,
         return run_capability_test(case, resolved, settings, artifact_paths)
     if case.kind == "tool":
         return run_tool_test(case, resolved, settings, handler)
-    return TestOutcome(status="not_runnable", score=0.0, skip_reason=NOT_RUNNABLE)
+    if settings.invoker is None:
+        return TestOutcome(status="not_runnable", score=0.0, skip_reason=NOT_RUNNABLE)
+    from open_agent_compiler.testing.agent_runner import run_agent_test  # imported only when agent tests run
+    return run_agent_test(case, resolved, settings, settings.invoker)

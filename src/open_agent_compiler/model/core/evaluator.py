@@ -48,6 +48,7 @@ class ToolCall(BaseModel):
     tool_name: str
     arguments: dict[str, Any] = {}
     output: Any = None
+    error: str | None = None  # the call failed (an agent sees the error instead of an output)
 
 
 class EvaluationContext(BaseModel):

@@ -38,7 +38,7 @@ class LLMJudgeEvaluator(Evaluator):
         if isinstance(raw, bool) or not isinstance(raw, (int, float)) or not math.isfinite(raw):
             return self.result(False, f"judge returned no finite score: {show(repr(verdict))}")
         score = min(1.0, max(0.0, float(raw)))
-        explicit = field("pass", None)
+        explicit = field("pass", field("passed", None))
         passed = score >= self.pass_threshold if explicit is None else bool(explicit)
         reasoning = str(field("reasoning", "") or "")
         relation = "≥" if score >= self.pass_threshold else "<"

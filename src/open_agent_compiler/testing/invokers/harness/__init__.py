@@ -1,0 +1,78 @@
+"""Harness invokers: the real harness binary runs the compiled agent against the scripted model server on
+127.0.0.1, in a scratch HOME with a mock build (tool commands answer from the test's mocks)."""
+
+import importlib
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from typing import Any
+
+from open_agent_compiler.errors import OacError
+from open_agent_compiler.model.core.test_model import AgentTest
+from open_agent_compiler.testing.invokers.harness.base import (HarnessBinary, ModelEndpoint, Scratch,
+                                                                endpoint_from_env, find_binary)
+from open_agent_compiler.testing.invokers.model_server import MODEL_ID, ScriptedModelServer
+from open_agent_compiler.testing.invokers.protocol import (CompiledAgent, Deadline, InvokerError, InvokerInfo,
+                                                           InvokerSession, ToolDispatcher)
+from open_agent_compiler.testing.invokers.script import ModelView, ScriptedModel, script_entry
+
+
+# invoker name → (executable, dialect whose build it runs, session class in this package: "module.Class")
+HARNESSES: dict[str, tuple[str, str, str]] = {
+    "opencode": ("opencode", "opencode", "opencode.OpenCodeSession"),
+    "claude": ("claude", "claude", "claude.ClaudeSession"),
+    "codex": ("codex", "codex", "codex.CodexSession"),
+    "pi": ("pi", "pi", "pi.PiSession"),
+}
+
+
+def session_class(name: str) -> Callable[..., InvokerSession]:
+    """The session class of harness `name`, imported only when that harness runs."""
+    module, _, cls = HARNESSES[name][2].rpartition(".")
+    return getattr(importlib.import_module(f"{__name__}.{module}"), cls)
+
+
+def _no_script(view: ModelView) -> Any:
+    raise InvokerError("the harness asked the scripted model although a real endpoint is configured")
+
+
+class HarnessInvoker:
+    """With `endpoint` the harness talks to that real model; the loopback server then only answers the mock
+    shims' tool calls."""
+
+    def __init__(self, name: str, binary: HarnessBinary, scripts: Mapping[str, Any], spec: str,
+                 script_digest: str | None, endpoint: ModelEndpoint | None = None) -> None:
+        self.name = name
+        self.binary = binary
+        self.scripts = scripts
+        self.spec = spec
+        self.endpoint = endpoint
+        self.started: list[int] = []  # process group ids of every harness run (see tests)
+        self.last_server: ScriptedModelServer | None = None  # what the last session's harness sent
+        self._info = InvokerInfo(name=name, version=binary.version, model=endpoint.model if endpoint else MODEL_ID,
+                                 script_digest=None if endpoint else script_digest)
+
+    @property
+    def info(self) -> InvokerInfo:
+        return self._info
+
+    @contextmanager
+    def session(self, agent: CompiledAgent, test: AgentTest, dispatcher: ToolDispatcher,
+                deadline: Deadline) -> Iterator[InvokerSession]:
+        model = ScriptedModel(function=_no_script) if self.endpoint else script_entry(self.scripts, test.name, self.spec)
+        scratch = Scratch(agent)
+        try:
+            with ScriptedModelServer(model, agent, dispatcher) as server:
+                self.last_server = server
+                scratch.write_shims(agent, server.base_url)
+                yield session_class(self.name)(self.binary, agent, server, scratch, deadline, self.started,
+                                               self.endpoint)
+        finally:
+            scratch.remove()
+
+
+def harness_invoker(name: str, scripts: Mapping[str, Any], spec: str, script_digest: str | None,
+                    dialect: str, endpoint: ModelEndpoint | None = None) -> HarnessInvoker:
+    executable, wanted, _ = HARNESSES[name]
+    if dialect != wanted:
+        raise OacError(f"--invoker {name} runs the {wanted} build: pass --dialect {wanted} (got {dialect})")
+    return HarnessInvoker(name, find_binary(name, executable), scripts, spec, script_digest, endpoint)

@@ -1,0 +1,58 @@
+"""Import what `module:attribute` names (invoker factories, model scripts, judges) with one-line errors."""
+
+import importlib
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from open_agent_compiler.errors import OacError
+from open_agent_compiler.model.hashing import digest_bytes
+
+
+@contextmanager
+def _on_path(root: Path) -> Iterator[None]:
+    entry = str(root)
+    added = entry not in sys.path
+    if added:
+        sys.path.insert(0, entry)
+    try:
+        yield
+    finally:
+        if added and entry in sys.path:
+            sys.path.remove(entry)
+
+
+def load_attribute(spec: str, root: Path, what: str) -> tuple[Any, str]:
+    """(the object `spec` names, digest of its module's source). Any problem: `OacError` naming `what` and spec."""
+    module_name, _, attribute = spec.partition(":")
+    if not module_name or not attribute:
+        raise OacError(f"{what} {spec!r} is not of the form 'module:attribute'")
+    importlib.invalidate_caches()
+    with _on_path(root):
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as exc:
+            if exc.name and (module_name == exc.name or module_name.startswith(exc.name + ".")):
+                raise OacError(f"{what} {spec!r}: module {module_name!r} not found") from None
+            raise OacError(f"{what} {spec!r}: importing {module_name!r} failed: {exc}") from None
+        except Exception as exc:  # noqa: BLE001 - the user's module: one line, no traceback
+            raise OacError(f"{what} {spec!r}: importing {module_name!r} failed: {type(exc).__name__}: {exc}") from None
+    target: Any = module
+    for part in attribute.split("."):
+        if not hasattr(target, part):
+            raise OacError(f"{what} {spec!r}: {module_name!r} has no attribute {attribute!r}")
+        target = getattr(target, part)
+    source = getattr(module, "__file__", None)
+    try:
+        content = Path(source).read_bytes() if source else b""
+    except OSError:
+        content = b""
+    return target, digest_bytes(content)
+
+
+def module_exists(module_name: str, root: Path) -> bool:
+    """Whether `module_name` can be imported from `root` (without importing it)."""
+    return (root / (module_name.replace(".", "/") + ".py")).is_file() or \
+        (root / module_name.replace(".", "/") / "__init__.py").is_file()

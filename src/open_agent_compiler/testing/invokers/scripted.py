@@ -1,0 +1,54 @@
+"""The `scripted` invoker: an in-process simulator. A `ScriptedModel` plays the model; each tool call it makes
+goes through the test's `ToolDispatcher` (the same mock resolution as tool tests)."""
+
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from typing import Any
+
+from open_agent_compiler.model.core.test_model import AgentTest
+from open_agent_compiler.testing.invokers.protocol import (CompiledAgent, Deadline, InvokerError, InvokerInfo,
+                                                           ToolDispatcher, TurnResult)
+from open_agent_compiler.testing.invokers.script import (MAX_STEPS, Message, ModelView, ScriptedModel,
+                                                         check_tools, script_entry)
+
+
+class ScriptedSession:
+    def __init__(self, model: ScriptedModel, agent: CompiledAgent, dispatcher: ToolDispatcher,
+                 deadline: Deadline) -> None:
+        self.model = model
+        self.agent = agent
+        self.dispatcher = dispatcher
+        self.deadline = deadline
+        self.conversation: list[Message] = []
+
+    def turn(self, index: int, prompt: str) -> TurnResult:
+        calls = []
+        for step_number in range(MAX_STEPS):
+            self.deadline.check()
+            view = ModelView(turn=index, step=step_number, prompt=prompt, tools=self.agent.tool_names,
+                             tool_results=tuple(calls), conversation=tuple(self.conversation))
+            step = self.model.next_step(view)
+            if not step.tool_calls:
+                self.conversation += [Message(role="user", text=prompt), Message(role="assistant", text=step.text)]
+                return TurnResult(text=step.text, trajectory=tuple(calls))
+            check_tools(step, self.agent.tool_names, self.agent.compiled_name)
+            calls += [self.dispatcher.dispatch(use.tool, use.args) for use in step.tool_calls]
+        raise InvokerError(f"script made {MAX_STEPS} model steps without a reply()")
+
+
+class ScriptedInvoker:
+    """Runs agent tests against `scripts` (test name → ScriptedModel / function / turn lists) from `spec`."""
+
+    def __init__(self, scripts: Mapping[str, Any], spec: str, script_digest: str) -> None:
+        self.scripts = scripts
+        self.spec = spec
+        self._info = InvokerInfo(name="scripted", model="scripted", script_digest=script_digest)
+
+    @property
+    def info(self) -> InvokerInfo:
+        return self._info
+
+    @contextmanager
+    def session(self, agent: CompiledAgent, test: AgentTest, dispatcher: ToolDispatcher,
+                deadline: Deadline) -> Iterator[ScriptedSession]:
+        yield ScriptedSession(script_entry(self.scripts, test.name, self.spec), agent, dispatcher, deadline)

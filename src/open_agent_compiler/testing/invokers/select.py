@@ -1,0 +1,76 @@
+"""Which invoker a run uses: `--invoker NAME|module:factory` or `[tool.oac] invoker`. Bad input is one line."""
+
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from open_agent_compiler.errors import OacError
+from open_agent_compiler.testing.invokers.loading import load_attribute, module_exists
+from open_agent_compiler.testing.invokers.protocol import Invoker
+from open_agent_compiler.testing.invokers.scripted import ScriptedInvoker
+
+SCRIPTS_ATTRIBUTE = "SCRIPTS"
+
+
+def default_script_spec(factory: str) -> str:
+    """By convention the scripts of `agents:registry` are `agents_scripts:SCRIPTS`."""
+    return f"{factory.partition(':')[0]}_scripts:{SCRIPTS_ATTRIBUTE}"
+
+
+def load_scripts(script: str | None, factory: str, root: Path, invoker: str) -> tuple[Mapping[str, Any], str, str]:
+    """(test name → script, the spec they came from, digest of the script module)."""
+    spec = script or default_script_spec(factory)
+    if script is None and not module_exists(spec.partition(":")[0], root):
+        raise OacError(f"--invoker {invoker}: no model script: add {spec.partition(':')[0]}.py defining "
+                       f"{SCRIPTS_ATTRIBUTE}, or set [tool.oac] invoker_script = 'module:attribute'")
+    scripts, script_digest = load_attribute(spec, root, "model script")
+    if not isinstance(scripts, Mapping):
+        raise OacError(f"model script {spec!r} is a {type(scripts).__name__}, not a mapping of test name → script")
+    return scripts, spec, script_digest
+
+
+def _scripted(script: str | None, factory: str, root: Path, dialect: str) -> Invoker:
+    scripts, spec, script_digest = load_scripts(script, factory, root, "scripted")
+    return ScriptedInvoker(scripts, spec, script_digest)
+
+
+def _harness(name: str) -> Callable[[str | None, str, Path, str], Invoker]:
+    def make(script: str | None, factory: str, root: Path, dialect: str) -> Invoker:
+        from open_agent_compiler.testing.invokers.harness import endpoint_from_env, harness_invoker  # only when used
+
+        endpoint = endpoint_from_env()
+        if endpoint is not None:  # a real model: no script needed
+            return harness_invoker(name, {}, "", None, dialect, endpoint)
+        scripts, spec, script_digest = load_scripts(script, factory, root, name)
+        return harness_invoker(name, scripts, spec, script_digest, dialect)
+    return make
+
+
+BUILTIN: dict[str, Callable[[str | None, str, Path, str], Invoker]] = {
+    "scripted": _scripted,
+    "opencode": _harness("opencode"),
+    "claude": _harness("claude"),
+    "codex": _harness("codex"),
+    "pi": _harness("pi"),
+}
+
+
+def load_invoker(spec: str | None, *, root: Path, factory: str, script: str | None = None,
+                 dialect: str = "opencode") -> Invoker | None:
+    """The invoker `spec` names, ready to run (binary found, script loaded), or None when none is wired."""
+    if not spec:
+        return None
+    if spec in BUILTIN:
+        return BUILTIN[spec](script, factory, root, dialect)
+    if ":" not in spec:
+        raise OacError(f"unknown invoker {spec!r}: use one of {', '.join(sorted(BUILTIN))} or module:factory")
+    factory_function, _ = load_attribute(spec, root, "invoker factory")
+    if not callable(factory_function):
+        raise OacError(f"invoker factory {spec!r} is a {type(factory_function).__name__}, not callable")
+    try:
+        invoker = factory_function()
+    except Exception as exc:  # noqa: BLE001 - the user's factory: one line, no traceback
+        raise OacError(f"invoker factory {spec!r} raised {type(exc).__name__}: {exc}") from None
+    if not isinstance(invoker, Invoker):
+        raise OacError(f"invoker factory {spec!r} returned a {type(invoker).__name__}, which has no info/session")
+    return invoker

@@ -1,0 +1,113 @@
+"""LLM judges: the stub, the OpenAI-compatible HTTP judge against a loopback server, selection, and how
+`llm_judge` reports verdicts, errors and a missing judge."""
+
+import http.server
+import json
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+from open_agent_compiler import EvaluationContext, JudgeVerdict, LLMJudgeEvaluator
+from open_agent_compiler.errors import OacError
+from open_agent_compiler.testing.judges import HttpJudge, StubJudge, http_judge, load_judge
+
+CRITERIA = "The answer is polite."
+
+
+def judged(judge, target="thank you") -> tuple[bool, bool, str]:
+    result = LLMJudgeEvaluator(criteria=CRITERIA).evaluate(EvaluationContext(target=target, judge=judge))
+    return result.passed, result.skipped, result.evidence
+
+
+def test_stub_judge_rules_decide_and_calls_are_recorded() -> None:
+    judge = StubJudge(default={"pass": True, "score": 0.9, "reasoning": "fine"},
+                      rules=[("rude", {"pass": False, "score": 0.1, "reasoning": "rude word"})])
+    assert judged(judge, "thank you")[0] is True
+    passed, _, evidence = judged(judge, "you are rude")
+    assert passed is False and "rude word" in evidence
+    assert [c["target"] for c in judge.calls] == ["thank you", "you are rude"]
+
+
+def test_a_judge_saying_fail_fails_even_with_a_high_score() -> None:
+    passed, _, evidence = judged(StubJudge(default={"pass": False, "score": 0.8}))
+    assert passed is False and "judge says fail" in evidence
+
+
+def test_older_verdict_objects_still_work_and_no_judge_skips() -> None:
+    class Old:
+        def judge(self, *, criteria, target):
+            return JudgeVerdict(score=0.7, reasoning="ok")
+    assert judged(Old())[0] is True
+    assert judged(None)[1] is True
+
+
+@contextmanager
+def chat_server(answer: object, status: int = 200) -> Iterator[tuple[str, list[dict]]]:
+    seen: list[dict] = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:
+            pass
+
+        def do_POST(self) -> None:
+            seen.append({"path": self.path, "auth": self.headers.get("authorization"),
+                         "body": json.loads(self.rfile.read(int(self.headers["content-length"])))})
+            body = json.dumps({"choices": [{"message": {"content": answer}}]}).encode()
+            self.send_response(status)
+            self.send_header("content-length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/v1", seen
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+
+
+def test_http_judge_asks_an_openai_compatible_endpoint() -> None:
+    verdict = '```json\n{"pass": true, "score": 0.75, "reasoning": "polite"}\n```'
+    with chat_server(verdict) as (url, seen):
+        passed, _, evidence = judged(HttpJudge(url, "judge-model", api_key="k"))
+    assert passed is True and "0.750" in evidence and "polite" in evidence
+    assert seen[0]["path"] == "/v1/chat/completions" and seen[0]["auth"] == "Bearer k"
+    assert seen[0]["body"]["model"] == "judge-model" and CRITERIA in seen[0]["body"]["messages"][1]["content"]
+
+
+@pytest.mark.parametrize("answer, status, needle", [
+    ("I think it is fine", 200, "not a JSON verdict"),
+    ('{"pass": true}', 200, "no finite score"),
+    ("{}", 500, "HTTP 500"),
+])
+def test_http_judge_errors_fail_with_the_error_as_evidence(answer: str, status: int, needle: str) -> None:
+    with chat_server(answer, status) as (url, _):
+        passed, skipped, evidence = judged(HttpJudge(url, "m"))
+    assert passed is False and not skipped and needle in evidence
+
+
+def test_unreachable_judge_fails() -> None:
+    with chat_server("{}") as (url, _):
+        pass  # stopped: nothing listens there any more
+    passed, _, evidence = judged(HttpJudge(url, "m", timeout=5))
+    assert passed is False and "unreachable" in evidence
+
+
+def test_judge_selection(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert load_judge(None, tmp_path) is None
+    (tmp_path / "my_judges.py").write_text("from open_agent_compiler.testing.judges import StubJudge\n"
+                                           "def make():\n    return StubJudge()\n")
+    assert isinstance(load_judge("my_judges:make", tmp_path), StubJudge)
+    for bad, message in (("nonsense", "unknown judge"), ("my_judges:nothing", "no attribute"),
+                         ({"model": "m"}, "needs a base URL"), ({"base_url": "u", "model": "m", "x": 1}, "unknown key")):
+        with pytest.raises(OacError, match=message):
+            load_judge(bad, tmp_path)
+    monkeypatch.setenv("OAC_JUDGE_API_KEY", "secret")
+    judge = http_judge({"base_url": "http://127.0.0.1:9/v1", "model": "m"})
+    assert judge.api_key == "secret" and judge.model == "m"
