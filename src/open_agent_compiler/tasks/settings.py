@@ -5,7 +5,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from open_agent_compiler.errors import OacError
 
@@ -27,7 +27,7 @@ class TestOptions(BaseModel):
     kind: str | None = None
     variant: str | None = None
     jobs: int = 1
-    timeout: float = 60.0
+    timeout: float = Field(60.0, gt=0, allow_inf_nan=False)  # a handler must end: no inf, no nan
     hermetic: bool = False
     junit: Path | None = None
     explain: bool = False
