@@ -53,6 +53,7 @@ def run(request: dict[str, Any], lifeline_fd: int, result_fd: int) -> NoReturn:
         result = _Keeper(request, lifeline_fd).run()
         if result is not None:
             _send(result_fd, result)
+        os.close(result_fd)  # EOF for the engine now, not after our own exit's teardown
     except BaseException:  # noqa: BLE001 - whatever happens, nothing of the handler may outlive us
         process_tree.kill_all_descendants()
     finally:

@@ -6,25 +6,32 @@ functions degrade to what POSIX offers (process groups) and report that they cou
 
 import contextlib
 import ctypes
-import ctypes.util
 import os
 import signal
 import sys
 from pathlib import Path
+from typing import Any
 
 _PR_SET_PDEATHSIG = 1
 _PR_SET_CHILD_SUBREAPER = 36
 _PROC = Path("/proc")
 
 
-def _prctl(option: int, value: int) -> bool:
+def _load_prctl() -> Any:
+    """libc's prctl, looked up once at import (ctypes.util.find_library would run a subprocess each time)."""
     if not sys.platform.startswith("linux"):
-        return False
+        return None
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-        return libc.prctl(option, value, 0, 0, 0) == 0
+        return ctypes.CDLL(None, use_errno=True).prctl
     except (OSError, AttributeError):
-        return False
+        return None
+
+
+_libc_prctl = _load_prctl()
+
+
+def _prctl(option: int, value: int) -> bool:
+    return _libc_prctl is not None and _libc_prctl(option, value, 0, 0, 0) == 0
 
 
 def become_subreaper() -> bool:
