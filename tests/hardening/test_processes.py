@@ -201,3 +201,10 @@ def test_a_handler_imports_a_module_next_to_it_and_runs_from_the_project_root(mo
     outcome = run_handler(tool, {"q": "hi"}, project_root=tmp_path, timeout=30)
     assert outcome.ok, outcome.error
     assert outcome.output == {"answer": "HI!", "cwd": str(tmp_path), "path_head": [str(tmp_path / "handlers"), str(tmp_path)]}
+
+
+def test_without_fork_a_fresh_interpreter_answers_in_a_file_of_its_own(tmp_path: Path, monkeypatch) -> None:
+    """Where os.fork does not exist there is no keeper: the answer still never comes from stdout."""
+    monkeypatch.delattr(os, "fork")
+    outcome = run_handler(misbehaving_tool(tmp_path), {"mode": "noisy"}, project_root=tmp_path, timeout=60)
+    assert outcome.ok and outcome.output == {"value": "real", "pids": []}, outcome.error

@@ -51,13 +51,14 @@ def fifo(tmp_path: Path):
     pipe.close()
 
 
-def start(tmp_path: Path, fifo: Fifo, *extra: str) -> tuple[subprocess.Popen, list[int]]:
+def start(tmp_path: Path, fifo: Fifo, *extra: str, own_group: bool = False) -> tuple[subprocess.Popen, list[int]]:
     """Start `oac test` and return once the hanging handler runs, with every process below `oac` at that time."""
     (tmp_path / "agents.py").write_text(AGENTS.format(fifo=str(fifo.path)))
     (tmp_path / "misbehaving.py").write_text(MISBEHAVING)
     env = {k: v for k, v in os.environ.items() if k != "OAC_HERMETIC"}
     proc = subprocess.Popen([OAC, "test", "agents:registry", "--config", "prod", "--junit", "junit.xml", *extra],
-                            cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=own_group)
     handler_tree = fifo.read_json()
     return proc, sorted(set(handler_tree) | set(descendants(proc.pid)))
 
@@ -80,6 +81,23 @@ def test_a_signal_ends_the_run_in_order(tmp_path: Path, fifo: Fifo, signum: int,
     junit = ET.parse(tmp_path / "junit.xml").getroot()
     assert junit.iter("testcase") is not None
     assert all_end(pids) == [], f"left running after {signal.Signals(signum).name}"
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=lambda s: signal.Signals(s).name)
+def test_a_signal_to_the_whole_process_group_ends_the_run_in_order(tmp_path: Path, fifo: Fifo, signum: int,
+                                                                    jobs: str) -> None:
+    """As a terminal's Ctrl-C or a CI runner's kill of the job delivers it: to oac and every process in its group."""
+    proc, pids = start(tmp_path, fifo, "-n", jobs, own_group=True)
+    os.killpg(proc.pid, signum)
+    try:
+        out, err = proc.communicate(timeout=120)
+    finally:
+        proc.kill()
+    assert proc.returncode == 128 + signum, out + err
+    assert "Traceback" not in err, err
+    assert len([line for line in out.splitlines() if line.startswith("oac test:")]) == 1, out
+    assert all_end(pids) == [], f"left running after {signal.Signals(signum).name} to the group"
 
 
 @pytest.mark.parametrize("jobs", ["1", "2"])

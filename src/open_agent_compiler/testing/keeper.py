@@ -50,7 +50,7 @@ def run(request: dict[str, Any], lifeline_fd: int, result_fd: int) -> NoReturn:
         os.close(devnull)
         process_tree.close_fds_except({lifeline_fd, result_fd})
         process_tree.become_subreaper()
-        result = _Keeper(request, lifeline_fd).run()
+        result = _Keeper(request, lifeline_fd, result_fd).run()
         if result is not None:
             _send(result_fd, result)
         os.close(result_fd)  # EOF for the engine now, not after our own exit's teardown
@@ -71,9 +71,10 @@ def _send(fd: int, result: dict[str, Any]) -> None:
 
 
 class _Keeper:
-    def __init__(self, request: dict[str, Any], lifeline_fd: int) -> None:
+    def __init__(self, request: dict[str, Any], lifeline_fd: int, result_fd: int) -> None:
         self.request = request
         self.lifeline = lifeline_fd
+        self.result_fd = result_fd
         self.answer = bytearray()
         self.tail = bytearray()
         self.output_bytes = 0
@@ -132,7 +133,7 @@ class _Keeper:
         started = time.monotonic()
         self.waiting_ready = bool(self.request.get("spawn"))
         self.deadline = started + float(self.request["timeout"]) + (STARTUP if self.waiting_ready else 0.0)
-        self.pid = self._start(answer_w, output_w, (answer_r, output_r, self.lifeline))
+        self.pid = self._start(answer_w, output_w, (answer_r, output_r, self.lifeline, self.result_fd))
         os.close(answer_w)
         os.close(output_w)
         for fd in (answer_r, output_r):
