@@ -17,7 +17,7 @@ import types
 from typing import Any
 
 from open_agent_compiler.model.script_tool import ScriptTool
-from open_agent_compiler.testing.keeper import READY
+from open_agent_compiler.testing.keeper import FRAME, READY
 
 
 def _load(script: dict[str, Any], index: int) -> types.ModuleType:
@@ -73,8 +73,12 @@ def prepare(request: dict[str, Any]) -> None:
 
 
 def _answer(result: dict[str, Any], answer_fd: int) -> None:
+    """Framed (length first), after the handler's own output is flushed: the keeper acts on it at once."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    data = json.dumps(result, default=str).encode()
     with open(answer_fd, "wb", closefd=False) as pipe:
-        pipe.write(json.dumps(result, default=str).encode())
+        pipe.write(FRAME.pack(len(data)) + data)
 
 
 def serve(request: dict[str, Any], answer_fd: int, output_fd: int) -> None:

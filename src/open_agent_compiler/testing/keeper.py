@@ -7,13 +7,15 @@ behind (children, setsid'd daemons, double forks: all reparent to the keeper) is
 sent. The engine holds the write end of a *lifeline* pipe: when it closes it (a cancelled run) or dies (kill -9
 included, the kernel closes it), the keeper kills the tree at once and exits.
 
-The result goes to the engine as one JSON document on the result pipe, followed by EOF.
+The result goes to the engine as one JSON document on the result pipe, followed by EOF. A handler that answered
+is reported at once; what it left behind is killed right after (the engine does not wait for that teardown).
 """
 
 import json
 import os
 import selectors
 import signal
+import struct
 import subprocess
 import sys
 import time
@@ -26,6 +28,7 @@ OUTPUT_LIMIT = 8 << 20  # bytes a handler (and its children) may print to stdout
 TAIL = 16 << 10  # bytes of output kept for evidence
 STARTUP = 30.0  # seconds a fresh interpreter (spawn mode) may take to start before its timeout starts counting
 READY = b"R"  # a spawned child's first byte on the answer pipe: started, the handler's timeout counts from here
+FRAME = struct.Struct("<Q")  # the answer's length, before it: a complete answer is known without waiting for EOF
 _CHUNK = 65536
 
 
@@ -50,10 +53,7 @@ def run(request: dict[str, Any], lifeline_fd: int, result_fd: int) -> NoReturn:
         os.close(devnull)
         process_tree.close_fds_except({lifeline_fd, result_fd})
         process_tree.become_subreaper()
-        result = _Keeper(request, lifeline_fd, result_fd).run()
-        if result is not None:
-            _send(result_fd, result)
-        os.close(result_fd)  # EOF for the engine now, not after our own exit's teardown
+        _Keeper(request, lifeline_fd, result_fd).run()
     except BaseException:  # noqa: BLE001 - whatever happens, nothing of the handler may outlive us
         process_tree.kill_all_descendants()
     finally:
@@ -127,7 +127,8 @@ class _Keeper:
         child.returncode = 0  # we reap it ourselves; keep Popen's finaliser from waiting for it
         return child.pid
 
-    def run(self) -> dict[str, Any] | None:
+    def run(self) -> None:
+        """Start the handler, watch it, report to the engine (unless it let go), kill what is left."""
         answer_r, answer_w = os.pipe()
         output_r, output_w = os.pipe()
         started = time.monotonic()
@@ -144,18 +145,35 @@ class _Keeper:
         except _Stop:
             cancelled = True
         self._drain(answer_r, output_r)
+        answered = self._answer() is not None and not (timed_out or cancelled or self.overflow)
+        if answered:  # report first: the engine need not wait while the leftovers are killed
+            self._report(started, timed_out)
         statuses = process_tree.kill_all_descendants((self.pid,))
         if self.pid in statuses and self.exit_code is None and not timed_out:
             self.exit_code = os.waitstatus_to_exitcode(statuses[self.pid])
-        self._drain(answer_r, output_r)
+        if not answered and not cancelled:
+            self._drain(answer_r, output_r)
+            self._report(started, timed_out)
         os.close(answer_r)
         os.close(output_r)
-        if cancelled:
+
+    def _answer(self) -> bytes | None:
+        """The complete answer, once its frame has arrived."""
+        if len(self.answer) < FRAME.size:
             return None
-        return {"answer": bytes(self.answer).decode("utf-8", "replace") if self.answer else None,
-                "exit": self.exit_code, "timed_out": timed_out, "overflow": self.overflow,
-                "output": bytes(self.tail).decode("utf-8", "replace"), "output_bytes": self.output_bytes,
-                "seconds": time.monotonic() - started}
+        size = FRAME.unpack_from(self.answer)[0]
+        end = FRAME.size + size
+        return bytes(self.answer[FRAME.size:end]) if len(self.answer) >= end else None
+
+    def _report(self, started: float, timed_out: bool) -> None:
+        answer = self._answer()
+        _send(self.result_fd, {
+            "answer": answer.decode("utf-8", "replace") if answer is not None else None,
+            "exit": self.exit_code, "timed_out": timed_out, "overflow": self.overflow,
+            "output": bytes(self.tail).decode("utf-8", "replace"), "output_bytes": self.output_bytes,
+            "seconds": time.monotonic() - started})
+        os.close(self.result_fd)  # EOF for the engine now
+        self.result_fd = -1
 
     def _watch(self, answer_r: int, output_r: int) -> tuple[bool, bool]:
         """Until the handler exits, overflows, times out or the engine lets go: (timed out, cancelled)."""
@@ -185,7 +203,7 @@ class _Keeper:
                         elif fd in (answer_r, output_r):
                             if not self._read(fd, answer_r):
                                 selector.unregister(fd)
-                    if self.overflow:
+                    if self.overflow or self._answer() is not None:
                         return False, False
             finally:
                 if pidfd >= 0:
@@ -216,7 +234,7 @@ class _Keeper:
                     del self.answer[:1]
                     self.waiting_ready = False
                     self.deadline = time.monotonic() + float(self.request["timeout"])
-                if len(self.answer) > ANSWER_LIMIT:
+                if len(self.answer) > ANSWER_LIMIT + FRAME.size:
                     self.overflow = f"answer exceeded the {ANSWER_LIMIT >> 20} MiB limit ({len(self.answer)} bytes read)"
             else:
                 self.output_bytes += len(block)
