@@ -122,3 +122,19 @@ def alive(pid: int) -> bool:
 def all_end(pids: list[int], limit: float = 20) -> list[int]:
     """The pids still running after waiting at most `limit` seconds for each."""
     return [pid for pid in pids if not ends(pid, limit)]
+
+
+def group_members(pgid: int) -> list[int]:
+    """Running processes whose process group is `pgid` (a scan of /proc)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text()
+        except OSError:
+            continue
+        fields = stat[stat.rfind(")") + 2:].split()
+        if int(fields[2]) == pgid and fields[0] != "Z":
+            found.append(int(entry))
+    return found

@@ -18,7 +18,7 @@ from open_agent_compiler.model.core.tool import (
 )
 from open_agent_compiler.testing import keeper, zygote
 from open_agent_compiler.testing.handlers import run_handler, start_handler
-from proc_helpers import Fifo, all_end, misbehaving_tool
+from proc_helpers import Fifo, all_end, group_members, misbehaving_tool
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="process-tree checks read /proc")
 
@@ -50,6 +50,7 @@ def test_timeout_kills_the_whole_tree(mode: str, tmp_path: Path, fifo: Fifo) -> 
     outcome = started.outcome()
     assert not outcome.ok and "timed out after 1s" in outcome.error
     assert all_end(pids) == [], "the handler, its child, its setsid child or its orphan outlived the timeout"
+    assert group_members(pids[0]) == [], "a process of the handler's group outlived the timeout"
 
 
 def test_a_handler_started_early_is_killed_at_its_deadline_without_being_asked(tmp_path: Path, fifo: Fifo) -> None:
