@@ -11,6 +11,7 @@ The result goes to the engine as one JSON document on the result pipe, followed 
 is reported at once; what it left behind is killed right after (the engine does not wait for that teardown).
 """
 
+import gc
 import json
 import os
 import selectors
@@ -42,6 +43,7 @@ def _stop(signum: int, frame: Any) -> None:
 
 def run(request: dict[str, Any], lifeline_fd: int, result_fd: int) -> NoReturn:
     """Entry point in a freshly forked keeper. Never returns."""
+    gc.disable()  # a short life with little garbage: collecting would only copy the zygote's pages
     try:
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)  # the zygote ignores it (auto-reap): we need waitpid
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the engine's to decide; it closes the lifeline
@@ -93,6 +95,7 @@ class _Keeper:
                 for fd in closed_in_child:
                     os.close(fd)
                 os.setpgid(0, 0)
+                gc.enable()  # the handler's own code collects as usual
                 for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGPIPE):
                     signal.signal(signum, signal.SIG_DFL)
                 signal.signal(signal.SIGINT, signal.default_int_handler)

@@ -8,6 +8,7 @@ can use it; each request becomes a keeper (see `testing.keeper`), which owns and
 zygote ends when every requester has closed the socket, or at once when the engine that forked it dies.
 """
 
+import gc
 import json
 import os
 import signal
@@ -44,6 +45,7 @@ def start() -> None:
 
 
 def _serve(sock: socket.socket) -> None:
+    gc.freeze()  # what was imported stays put: no collection touches (and copies) those pages in the forks
     devnull = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):  # hold none of the caller's pipes open: whoever reads them must see EOF at its exit
         os.dup2(devnull, fd)
