@@ -12,7 +12,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import weakref
 from pathlib import Path
 from typing import Any
 
@@ -100,7 +99,7 @@ def _outcome(result: dict[str, Any], timeout: float) -> HandlerOutcome:
     return HandlerOutcome(ok=True, output=answer.get("output"))
 
 
-_live: "weakref.WeakSet[StartedHandler]" = weakref.WeakSet()
+_live: set["StartedHandler"] = set()  # started and not yet collected or cancelled
 
 
 def cancel_all() -> None:
