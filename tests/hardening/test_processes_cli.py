@@ -121,3 +121,29 @@ def test_a_timeout_that_never_ends_is_refused(tmp_path: Path, value: str) -> Non
     toml = subprocess.run([OAC, "test"], cwd=tmp_path, capture_output=True, text=True, timeout=60)
     assert toml.returncode == 2, toml.stdout + toml.stderr
     assert "timeout" in toml.stderr and "finite" in toml.stderr and "Traceback" not in toml.stderr
+
+
+SLOW_FACTORY = '''
+import signal
+
+def registry():
+    with open({fifo!r}, "w") as pipe:  # tell the test the registry is loading, then wait to be stopped
+        pipe.write("[]\\n")
+    signal.pause()
+'''
+
+
+def test_a_signal_while_the_registry_loads_exits_with_its_code(tmp_path: Path, fifo: Fifo) -> None:
+    (tmp_path / "agents.py").write_text(SLOW_FACTORY.format(fifo=str(fifo.path)))
+    proc = subprocess.Popen([OAC, "test", "agents:registry", "--config", "prod"], cwd=tmp_path,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        fifo.read_json()
+        children = descendants(proc.pid)
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == 143, out + err
+    assert "Traceback" not in err and "interrupted" in err
+    assert all_end(children) == []
