@@ -21,7 +21,7 @@ class In(BaseModel):
 
 
 class Out(BaseModel):
-    ppid: int
+    keeper_parent: int  # the handler runs under a keeper process; this is who started the keeper
 
 
 class Probe(ScriptTool[In, Out]):
@@ -34,7 +34,8 @@ class Probe(ScriptTool[In, Out]):
                 handle.write(str(child.pid))
             child.wait()
         print("chatter")
-        return Out(ppid=os.getppid())
+        stat = open(f"/proc/{os.getppid()}/stat").read()
+        return Out(keeper_parent=int(stat[stat.rfind(")") + 2:].split()[1]))
 '''
 
 
@@ -60,13 +61,13 @@ def tool(tmp_path: Path) -> ToolDefinition:
 def test_direct_fork_when_no_zygote(tool: ToolDefinition, tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setattr(zygote, "_client", None)
     outcome = run_handler(tool, {"mode": "plain"}, project_root=tmp_path, timeout=30)
-    assert outcome.ok and outcome.output == {"ppid": os.getpid()}
+    assert outcome.ok and outcome.output == {"keeper_parent": os.getpid()}
 
 
 def test_zygote_forks_the_child(tool: ToolDefinition, tmp_path: Path) -> None:
     zygote.start()
     outcome = run_handler(tool, {"mode": "plain"}, project_root=tmp_path, timeout=30)
-    assert outcome.ok and outcome.output["ppid"] not in (os.getpid(), 1)
+    assert outcome.ok and outcome.output["keeper_parent"] not in (os.getpid(), 1)
 
 
 @pytest.mark.parametrize("with_zygote", [True, False])

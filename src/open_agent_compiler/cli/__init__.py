@@ -33,9 +33,10 @@ def main() -> None:
     except click.ClickException as error:
         error.show()
         code = error.exit_code
-    except (KeyboardInterrupt, click.exceptions.Abort):
+    except (KeyboardInterrupt, click.exceptions.Abort) as interrupt:
         print("oac: interrupted", file=sys.stderr)
-        code = 130
+        cause = interrupt.__cause__ or interrupt  # click turns KeyboardInterrupt into Abort
+        code = 128 + getattr(cause, "signum", 2)  # SIGTERM/SIGHUP before a run started: 143/129
     except SystemExit as exit_:
         code = exit_.code if isinstance(exit_.code, int) else (0 if exit_.code is None else 1)
         if exit_.code is not None and not isinstance(exit_.code, int):

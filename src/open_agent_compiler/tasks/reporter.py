@@ -61,6 +61,7 @@ class OacReporter:
         self._force = bool(self.options.get("always_execute"))
         self._plans: list[TestPlan] = []
         self._task_failures: dict[str, str] = {}  # non-test task (a compile) → why it failed
+        self._completed = False
 
     # helpers ------------------------------------------------------------------------------------------------
     @staticmethod
@@ -210,6 +211,12 @@ class OacReporter:
         self._say(f"oac: {' '.join(str(msg).split())[:1000]}")
 
     def complete_run(self) -> None:
+        if self._completed:  # doit completes an interrupted run, then `oac test` finishes it: one summary
+            return
+        self._completed = True
+        if isinstance(sys.exc_info()[1], KeyboardInterrupt):  # doit completes the run in a `finally`
+            # tests the interrupt kept from being dispatched were discovered all the same
+            self.tally.discovered = max(self.tally.discovered, sum(len(plan.cases) for plan in self._plans))
         for log in self._logs.values():
             log.close()
         for plan in self._plans:

@@ -16,6 +16,7 @@ from open_agent_compiler.tasks.graph import TEST_GROUP, TestPlan
 from open_agent_compiler.tasks.junit import write_junit
 from open_agent_compiler.tasks.reporter import OacReporter
 from open_agent_compiler.tasks.settings import TestOptions
+from open_agent_compiler.tasks.signals import InterruptState, finish_interrupted, orderly_interrupts
 
 BACKEND_NAME = "oac"
 BACKEND_LOCATION = "open_agent_compiler.tasks.backend:OacStateDB"
@@ -49,13 +50,13 @@ class PlanLoader(TaskLoader2):
 
 
 def run_tests(options: TestOptions, out: TextIO | None = None, *, process_ends: bool = False) -> int:
-    """Run; return 0 (no failures), 1 (a test failed), 130 (interrupted). Bad input raises OacError.
-    `process_ends`: the caller exits right after (the CLI), so the GC settings of the run are kept."""
-    with fewer_collections(restore=not process_ends):
-        return _run_tests(options, out or sys.stdout)
+    """Run; return 0 (no failures), 1 (a test failed), 128 + signal (interrupted: see `tasks.signals`). Bad input
+    raises OacError. `process_ends`: the caller exits right after (the CLI), so the GC settings are kept."""
+    with fewer_collections(restore=not process_ends), orderly_interrupts() as interrupt:
+        return _run_tests(options, out or sys.stdout, interrupt)
 
 
-def _run_tests(options: TestOptions, out: TextIO) -> int:
+def _run_tests(options: TestOptions, out: TextIO, interrupt: InterruptState) -> int:
     zygote.start()  # before the registry exists, so handler children fork from a small process
     plan = TestPlan(options)
     reporter = OacReporter(out)
@@ -71,8 +72,7 @@ def _run_tests(options: TestOptions, out: TextIO) -> int:
         with prefetching_runner():
             code = main.run(argv)
     except KeyboardInterrupt:
-        reporter.complete_run()
-        return 130
+        return finish_interrupted(interrupt, reporter, options)
     if options.junit:
         write_junit(options.junit if options.junit.is_absolute() else options.root / options.junit, reporter.tally)
     tally = reporter.tally

@@ -1,8 +1,11 @@
 """Inside the handler's own process: load a handler script, find the ScriptTool named like the tool, run it.
 
-A request is `{"tool": NAME, "scripts": [{"path": P} | {"source": S, "label": L}], "input": {...}}`; the answer
-`{"ok": true, "output": ...}` or `{"ok": false, "error": "..."}`. `handle` serves a forked child; `main` serves a
-spawned interpreter (request on stdin, answer as the last line of stdout, the handler's prints on stderr).
+A request is `{"tool": NAME, "scripts": [{"path": P} | {"source": S, "label": L}], "input": {...},
+"project_root": R}`; the answer `{"ok": true, "output": ...}` or `{"ok": false, "error": "..."}`. `serve` runs
+in a forked child, `main` in a spawned interpreter (request on stdin). Both answer on a pipe of their own and
+send everything the handler prints (stdout and stderr, its children's too) to the output pipe: nothing the
+handler or its children print can be taken for the answer. Both run the handler as production runs it: cwd =
+project root, the script's own folder first on sys.path, the project root after it.
 """
 
 import importlib.util
@@ -14,6 +17,7 @@ import types
 from typing import Any
 
 from open_agent_compiler.model.script_tool import ScriptTool
+from open_agent_compiler.testing.keeper import FRAME, READY
 
 
 def _load(script: dict[str, Any], index: int) -> types.ModuleType:
@@ -59,12 +63,55 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
     return result
 
 
-def main() -> int:
-    answer = os.fdopen(os.dup(sys.stdout.fileno()), "w")
+def prepare(request: dict[str, Any]) -> None:
+    """cwd and sys.path as when the script runs on its own (`python path/to/script.py` from the project root)."""
+    root = str(request["project_root"])
+    os.chdir(root)
+    folders = [os.path.dirname(os.path.abspath(s["path"])) for s in request["scripts"] if "path" in s]
+    front = list(dict.fromkeys([*folders, root]))
+    sys.path[:] = front + [p for p in sys.path if p not in front]
+
+
+def _answer(result: dict[str, Any], answer_fd: int) -> None:
+    """Framed (length first), after the handler's own output is flushed: the keeper acts on it at once."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    data = json.dumps(result, default=str).encode()
+    with open(answer_fd, "wb", closefd=False) as pipe:
+        pipe.write(FRAME.pack(len(data)) + data)
+
+
+def serve(request: dict[str, Any], answer_fd: int, output_fd: int) -> None:
+    """In a forked handler child: prints go to `output_fd`, the answer to `answer_fd`; never returns."""
+    try:
+        os.dup2(output_fd, 1)
+        os.dup2(output_fd, 2)
+        sys.stdout = sys.stderr = open(output_fd, "w", buffering=1, closefd=False)
+        prepare(request)
+        _answer(handle(request), answer_fd)
+        sys.stderr.flush()
+    finally:
+        os._exit(0)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """A spawned handler: the answer goes to `--answer-fd N` (a pipe) or `--answer-file PATH`; stdout is joined
+    to stderr at the descriptor level."""
+    args = sys.argv[1:] if argv is None else argv
+    os.dup2(2, 1)
     sys.stdout = sys.stderr
-    result = handle(json.loads(sys.stdin.read()))
-    answer.write(json.dumps(result, default=str) + "\n")
-    answer.flush()
+    request = json.loads(sys.stdin.read())
+    answer_fd = int(args[args.index("--answer-fd") + 1]) if "--answer-fd" in args else -1
+    if answer_fd >= 0:
+        os.write(answer_fd, READY)  # started: the handler's timeout counts from here
+    prepare(request)
+    result = handle(request)
+    if answer_fd >= 0:
+        _answer(result, answer_fd)
+    else:
+        with open(args[args.index("--answer-file") + 1], "w", encoding="utf-8") as answer:
+            answer.write(json.dumps(result, default=str))
+    sys.stderr.flush()
     return 0
 
 

@@ -1,12 +1,16 @@
-"""Run a tool's real ScriptTool handler in a child process with a timeout."""
+"""Run a tool's real ScriptTool handler in a child process with a timeout.
+
+Each run goes through a keeper process (`testing.keeper`) that owns the handler's whole process tree: the
+engine only holds two pipes to it, a lifeline (closing it, or dying, kills the tree) and the result.
+"""
 
 import contextlib
 import json
 import os
 import selectors
-import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -14,9 +18,10 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from open_agent_compiler.model.core.tool import ToolDefinition
-from open_agent_compiler.testing import zygote
+from open_agent_compiler.testing import keeper, zygote
 
 STDERR_TAIL = 600
+GRACE = 5.0  # seconds past its timeout before the engine stops waiting for a keeper that does not report
 
 
 class HandlerOutcome(BaseModel):
@@ -68,48 +73,54 @@ def start_handler(tool: ToolDefinition, payload: dict[str, Any], *, project_root
     scripts, problem = _problem(tool, project_root)
     if problem:
         return StartedHandler.failed(problem)
-    request = {"tool": tool.name, "scripts": scripts, "input": payload}
-    if hasattr(os, "fork") and not os.environ.get("OAC_HANDLER_SPAWN"):
-        return StartedHandler.forked(request, project_root, timeout)
+    request = {"tool": tool.name, "scripts": scripts, "input": payload, "project_root": str(project_root),
+               "timeout": timeout, "spawn": bool(os.environ.get("OAC_HANDLER_SPAWN"))}
+    if hasattr(os, "fork"):
+        return StartedHandler.kept(request, timeout)
     return StartedHandler.finished(_run_spawned(request, project_root, timeout), timeout)
 
 
-Answer = tuple[dict[str, Any] | None, str, int | None, bool]  # (answer, stderr, exit code, timed out)
-
-
-def _outcome(answer: dict[str, Any] | None, stderr: str, exit_code: int | None, timed_out: bool,
-             timeout: float) -> HandlerOutcome:
-    tail = _tail(stderr)
-    if timed_out:
-        return HandlerOutcome(ok=False, error=f"handler timed out after {timeout:g}s" + (f"; stderr: {tail}" if tail else ""))
+def _outcome(result: dict[str, Any], timeout: float) -> HandlerOutcome:
+    """The keeper's report (or `_run_spawned`'s, same keys) as a pass or a one-line failure."""
+    tail = _tail(result.get("output") or "")
+    said = f"; stderr: {tail}" if tail else ""
+    if result.get("overflow"):
+        return HandlerOutcome(ok=False, error=f"handler killed: {result['overflow']}{said}")
+    if result.get("timed_out"):
+        return HandlerOutcome(ok=False, error=f"handler timed out after {timeout:g}s{said}")
+    try:
+        answer = json.loads(result["answer"]) if result.get("answer") else None
+    except ValueError:
+        answer = None
     if not isinstance(answer, dict):
-        return HandlerOutcome(ok=False, error=f"handler exited {exit_code} without an answer; stderr: {tail}")
+        return HandlerOutcome(ok=False, error=f"handler exited {result.get('exit')} without an answer; stderr: {tail}")
     if not answer.get("ok"):
-        return HandlerOutcome(ok=False, error=str(answer.get("error")) + (f"; stderr: {tail}" if tail else ""))
+        return HandlerOutcome(ok=False, error=str(answer.get("error")) + said)
     return HandlerOutcome(ok=True, output=answer.get("output"))
 
 
-def _kill_group(pid: int) -> None:
-    try:
-        os.killpg(pid, signal.SIGKILL)
-    except ProcessLookupError:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGKILL)
+_live: set["StartedHandler"] = set()  # started and not yet collected or cancelled
+
+
+def cancel_all() -> None:
+    """Kill every handler this process started and has not collected (an interrupted run)."""
+    for started in list(_live):
+        started.cancel()
 
 
 class StartedHandler:
-    """A handler running in a child forked from the zygote (milliseconds, not a fresh interpreter's ~170 ms),
-    or forked from this process when no zygote runs. Its two pipes (answer, stderr) are read as data arrives:
-    `pump()` without blocking, `outcome()` until the child closes them or the deadline passes."""
+    """A handler run in progress, seen from the engine: the keeper's result pipe, read as data arrives
+    (`pump()` without blocking, `outcome()` until the keeper closes it), and the lifeline the engine closes
+    to cancel. The keeper is forked by the zygote (milliseconds, not a fresh interpreter's ~170 ms), or by
+    this process when no zygote runs."""
 
     def __init__(self) -> None:
         self.timeout = 0.0
         self.deadline = 0.0
-        self.pid = 0
-        self.via_zygote = False
-        self._fds: dict[int, list[bytes]] = {}  # pipe → what was read from it
-        self._open: set[int] = set()  # pipes the child has not closed yet
-        self._answer_fd = self._err_fd = -1
+        self.keeper_pid = 0  # set when this process forked the keeper itself (it must reap it)
+        self._lifeline = self._result_fd = -1
+        self._chunks: list[bytes] = []
+        self._eof = False
         self._result: HandlerOutcome | None = None
 
     @classmethod
@@ -119,136 +130,118 @@ class StartedHandler:
         return started
 
     @classmethod
-    def finished(cls, answer: Answer, timeout: float) -> "StartedHandler":
+    def finished(cls, result: dict[str, Any], timeout: float) -> "StartedHandler":
         started = cls()
-        started._result = _outcome(*answer, timeout)
+        started._result = _outcome(result, timeout)
         return started
 
     @classmethod
-    def forked(cls, request: dict[str, Any], project_root: Path, timeout: float) -> "StartedHandler":
+    def kept(cls, request: dict[str, Any], timeout: float) -> "StartedHandler":
         started = cls()
         started.timeout = timeout
-        request = {**request, "project_root": str(project_root)}
-        answer_read, answer_write = os.pipe()
-        err_read, err_write = os.pipe()
-        started.deadline = time.monotonic() + timeout
-        started.via_zygote = zygote.submit(request, answer_write, err_write)
-        if not started.via_zygote:
+        lifeline_read, lifeline_write = os.pipe()
+        result_read, result_write = os.pipe()
+        started.deadline = time.monotonic() + timeout + GRACE + (keeper.STARTUP if request.get("spawn") else 0.0)
+        if not zygote.submit(request, lifeline_read, result_write):
             sys.stdout.flush()
             sys.stderr.flush()
             pid = os.fork()
             if pid == 0:
-                os.close(answer_read)
-                os.close(err_read)
-                zygote.run_child(request, answer_write, err_write, announce_pid=False)
-            with contextlib.suppress(OSError):  # also from this side: no window where a kill would miss the group
-                os.setpgid(pid, pid)
-            started.pid = pid
-        os.close(answer_write)
-        os.close(err_write)
-        for fd in (answer_read, err_read):
-            os.set_blocking(fd, False)
-        started._answer_fd, started._err_fd = answer_read, err_read
-        started._fds = {answer_read: [], err_read: []}
-        started._open = {answer_read, err_read}
+                os.close(lifeline_write)
+                os.close(result_read)
+                keeper.run(request, lifeline_read, result_write)
+            started.keeper_pid = pid
+        os.close(lifeline_read)
+        os.close(result_write)
+        os.set_blocking(result_read, False)
+        started._lifeline, started._result_fd = lifeline_write, result_read
+        _live.add(started)
         return started
 
-    def _wait(self) -> None:
-        """Read the open pipes until the child closes them or the deadline passes."""
-        with selectors.DefaultSelector() as selector:
-            for fd in self._open:
-                selector.register(fd, selectors.EVENT_READ)
-            while self._open:
-                remaining = self.deadline - time.monotonic()
-                if remaining <= 0 or not selector.select(remaining):
-                    return
-                self.pump()
-                for fd in set(selector.get_map()) - self._open:
-                    selector.unregister(fd)
-
-    def _learn_pid(self) -> bytes:
-        """The answer read so far, without the pid a zygote child writes first (kept in `self.pid`)."""
-        data = b"".join(self._fds[self._answer_fd])
-        if not self.via_zygote:
-            return data
-        if len(data) >= zygote.PID.size:
-            self.pid = zygote.PID.unpack(data[:zygote.PID.size])[0]
-        return data[zygote.PID.size:]
-
     def pump(self) -> None:
-        """Take what the child wrote so far, without waiting (keeps its pipes from filling up). Called before
-        every test of a serial run, so plain non-blocking reads: no selector to set up."""
-        if self._result is not None:
+        """Take what the keeper wrote so far, without waiting. Called before every test of a serial run, so a
+        plain non-blocking read: no selector to set up."""
+        if self._result is not None or self._eof:
             return
-        for fd in tuple(self._open):
-            while True:
-                try:
-                    block = os.read(fd, 65536)
-                except BlockingIOError:
-                    break
-                if not block:
-                    self._open.discard(fd)
-                    break
-                self._fds[fd].append(block)
+        while True:
+            try:
+                block = os.read(self._result_fd, 65536)
+            except BlockingIOError:
+                return
+            if not block:
+                self._eof = True
+                return
+            self._chunks.append(block)
 
     def running(self) -> bool:
-        return self._result is None and bool(self._open)
+        return self._result is None and not self._eof
+
+    def _wait(self) -> None:
+        """Read the result pipe until the keeper closes it or the engine's own deadline passes."""
+        with selectors.DefaultSelector() as selector:
+            selector.register(self._result_fd, selectors.EVENT_READ)
+            while not self._eof:
+                remaining = self.deadline - time.monotonic()
+                if remaining <= 0:
+                    return
+                if selector.select(min(remaining, 3600.0)):  # capped: select refuses very large timeouts
+                    self.pump()
 
     def outcome(self) -> HandlerOutcome:
         if self._result is not None:
             return self._result
-        self._wait()
-        timed_out = bool(self._open)
-        answer_bytes, exit_code = self._finish(kill=timed_out)
         try:
-            answer = json.loads(answer_bytes) if not timed_out else None
-        except ValueError:
-            answer = None
-        stderr = b"".join(self._fds[self._err_fd]).decode("utf-8", "replace")
-        self._result = _outcome(answer, stderr, exit_code, timed_out, self.timeout)
+            self._wait()
+        except BaseException:  # interrupted while waiting: the handler must not outlive the wait
+            self.cancel()
+            raise
+        report: dict[str, Any] = {"timed_out": True}  # the keeper itself did not report in time
+        if self._eof:
+            try:
+                report = json.loads(b"".join(self._chunks))
+            except ValueError:
+                report = {"answer": None, "exit": None, "output": "the handler's keeper ended without a report"}
+        self._close()
+        self._result = _outcome(report, self.timeout)
         return self._result
 
     def cancel(self) -> None:
         """Kill a handler whose outcome nobody will ask for (an interrupted run)."""
-        if self._result is None and self._fds:
-            self.pump()
-            self._finish(kill=True)
+        if self._result is None:
+            self._close()
             self._result = HandlerOutcome(ok=False, error="cancelled")
 
-    def _finish(self, *, kill: bool) -> tuple[bytes, int | None]:
-        """Kill the child's process group if asked, reap a child we forked ourselves, close the pipes; return the
-        answer read and the exit code (None when the zygote forked the child: it reaps its own)."""
-        answer = self._learn_pid()
-        if kill and self.pid:
-            _kill_group(self.pid)
-        exit_code = None
-        if not self.via_zygote and self.pid:
+    def _close(self) -> None:
+        """Let go of the keeper: closing the lifeline makes it kill whatever of the handler still runs."""
+        for fd in (self._lifeline, self._result_fd):
+            if fd >= 0:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+        self._lifeline = self._result_fd = -1
+        if self.keeper_pid:
             with contextlib.suppress(ChildProcessError):
-                exit_code = os.waitstatus_to_exitcode(os.waitpid(self.pid, 0)[1])
-        for fd in self._fds:
-            os.close(fd)
-        self._open.clear()
-        return answer, exit_code
+                os.waitpid(self.keeper_pid, 0)
+            self.keeper_pid = 0
+        _live.discard(self)
 
 
-def _run_spawned(request: dict[str, Any], project_root: Path, timeout: float) -> Answer:
-    """A fresh interpreter (where fork is unavailable, or OAC_HANDLER_SPAWN=1)."""
+def _run_spawned(request: dict[str, Any], project_root: Path, timeout: float) -> dict[str, Any]:
+    """Where fork is unavailable (no keeper): a fresh interpreter in its own group, answering in a file of its own."""
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(project_root), env.get("PYTHONPATH")]))
-    process = subprocess.Popen(
-        [sys.executable, "-m", "open_agent_compiler.testing.handler_child"],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=project_root, env=env,
-        text=True, start_new_session=True,
-    )
-    try:
-        stdout, stderr = process.communicate(json.dumps(request, default=str), timeout=timeout)
-    except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)
-        _, stderr = process.communicate()
-        return None, stderr, None, True
-    lines = stdout.strip().splitlines()
-    try:
-        answer = json.loads(lines[-1]) if lines else None
-    except ValueError:
-        answer = None
-    return answer, stderr, process.returncode, False
+    with tempfile.TemporaryDirectory(prefix="oac-handler-") as scratch:
+        answer_path = Path(scratch) / "answer.json"
+        process = subprocess.Popen(
+            [sys.executable, "-m", "open_agent_compiler.testing.handler_child", "--answer-file", str(answer_path)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=project_root, env=env,
+            start_new_session=hasattr(os, "setsid"),
+        )
+        try:
+            output, _ = process.communicate(json.dumps(request, default=str).encode(), timeout=timeout)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            output, _ = process.communicate()
+            return {"timed_out": True, "output": output.decode("utf-8", "replace")[-keeper.TAIL:]}
+        answer = answer_path.read_bytes()[:keeper.ANSWER_LIMIT + 1] if answer_path.is_file() else b""
+    return {"answer": answer.decode("utf-8", "replace") or None, "exit": process.returncode,
+            "output": output.decode("utf-8", "replace")[-keeper.TAIL:]}

@@ -1,25 +1,25 @@
-"""A small process, forked before the registry is loaded, that forks handler children on request.
+"""A small process, forked before the registry is loaded, that forks handler keepers on request.
 
 Forking the engine itself costs time in proportion to its memory (~25 ms at 700 MB, so 1,000 handler tests
 at 50,000 tests cost half a minute); forking this process, which holds only the imported libraries, costs
-about a millisecond. Requests travel over a SOCK_SEQPACKET socket with the two pipe ends the child answers on,
-so any process that inherited the socket (doit's -n workers) can use it; the child writes its pid first so
-the requester can kill its process group on timeout. The zygote ends when every requester has closed the
-socket.
+about a millisecond. Requests travel over a SOCK_SEQPACKET socket with the two pipe ends of the run (the
+lifeline's read end, the result's write end), so any process that inherited the socket (doit's -n workers)
+can use it; each request becomes a keeper (see `testing.keeper`), which owns and kills the handler's tree. The
+zygote ends when every requester has closed the socket, or at once when the engine that forked it dies.
 """
 
+import gc
 import json
 import os
 import signal
 import socket
-import struct
 import sys
 from typing import Any
 
-from open_agent_compiler.testing.handler_child import handle
+from open_agent_compiler.testing import keeper, process_tree
+from open_agent_compiler.testing.handler_child import handle  # noqa: F401 - loaded once here, not per handler
 
 MAX_REQUEST = 1 << 20
-PID = struct.Struct("<q")
 
 _client: socket.socket | None = None
 
@@ -36,6 +36,7 @@ def start() -> None:
     if pid == 0:
         try:
             ours.close()
+            process_tree.die_with_parent(signal.SIGKILL)  # its keepers see their lifelines close and clean up
             _serve(theirs)
         finally:
             os._exit(0)
@@ -44,10 +45,12 @@ def start() -> None:
 
 
 def _serve(sock: socket.socket) -> None:
+    gc.freeze()  # what was imported stays put: no collection touches (and copies) those pages in the forks
     devnull = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):  # hold none of the caller's pipes open: whoever reads them must see EOF at its exit
         os.dup2(devnull, fd)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the engine's to handle; we end at EOF
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)  # likewise a closed terminal
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children are reaped automatically
     while True:
         try:
@@ -60,36 +63,15 @@ def _serve(sock: socket.socket) -> None:
             for fd in fds:
                 os.close(fd)
             continue
-        answer_fd, err_fd = fds
+        lifeline_fd, result_fd = fds
         if os.fork() == 0:
             sock.close()
-            run_child(json.loads(message), answer_fd, err_fd, announce_pid=True)
-        os.close(answer_fd)
-        os.close(err_fd)
+            keeper.run(json.loads(message), lifeline_fd, result_fd)
+        os.close(lifeline_fd)
+        os.close(result_fd)
 
 
-def run_child(request: dict[str, Any], answer_fd: int, err_fd: int, *, announce_pid: bool) -> None:
-    """In a handler child: own process group, prints to the stderr pipe, answer to the answer pipe; exits."""
-    try:
-        os.setpgid(0, 0)
-        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-        if announce_pid:
-            os.write(answer_fd, PID.pack(os.getpid()))
-        os.dup2(err_fd, 1)
-        os.dup2(err_fd, 2)
-        sys.stdout = sys.stderr = open(err_fd, "w", buffering=1, closefd=False)
-        os.chdir(request["project_root"])
-        sys.path.insert(0, request["project_root"])
-        data = json.dumps(handle(request), default=str).encode()
-        with open(answer_fd, "wb", closefd=False) as pipe:
-            pipe.write(data)
-        sys.stderr.flush()
-    finally:
-        os._exit(0)
-
-
-def submit(request: dict[str, Any], answer_fd: int, err_fd: int) -> bool:
+def submit(request: dict[str, Any], lifeline_fd: int, result_fd: int) -> bool:
     """Hand a request to the zygote; False when there is none or the request is too large for one message."""
     if _client is None:
         return False
@@ -97,7 +79,7 @@ def submit(request: dict[str, Any], answer_fd: int, err_fd: int) -> bool:
     if len(message) > MAX_REQUEST:
         return False
     try:
-        socket.send_fds(_client, [message], [answer_fd, err_fd])
+        socket.send_fds(_client, [message], [lifeline_fd, result_fd])
     except OSError:
         return False
     return True
