@@ -15,10 +15,14 @@ def task_test():
 
 
 def task_examples():
-    """run every example's tests and compile every example to all four dialects"""
+    """run every example's tests (the quickstart also with its scripted model) and compile the multi-agent example
+    to all four dialects"""
     actions = [
         f"cd examples/quickstart && {OAC} test agents:registry --config prod -v --results {OUT}/results.jsonl --force",
+        f"cd examples/quickstart && {OAC} test agents:registry --config prod -v --invoker scripted "
+        f"--results {OUT}/results.jsonl --force",
         f"cd examples/multi_agent && {OAC} test agents:registry --config prod -v --results {OUT}/results.jsonl --force",
+        f"cd examples/monitoring && {OAC} test -v --results {OUT}/results.jsonl --force",
     ]
     for dialect in ("opencode", "claude", "pi", "codex"):
         actions.append(
