@@ -16,7 +16,7 @@ from open_agent_compiler.compiler.dialect import AgentPlan, FileDialect, csv_ite
 from open_agent_compiler.compiler.frontmatter import render_markdown
 from open_agent_compiler.compiler.grants import ACTIONS, Action, agent_grants, least_to_most_restrictive, strictest
 from open_agent_compiler.compiler.mcp import claude_tool_names
-from open_agent_compiler.compiler.model_ids import CLAUDE_EFFORT, ModelSettings, ModelSettingsBuilder, claude_model
+from open_agent_compiler.compiler.model_ids import CLAUDE_EFFORT, ModelSettings, agent_model_settings, claude_model
 from open_agent_compiler.compiler.output import ManagedBlock, SettingsFragment
 from open_agent_compiler.compiler.prompt import read_body_facts
 from open_agent_compiler.compiler.terms import HarnessTerms
@@ -107,13 +107,8 @@ class ClaudeDialect(FileDialect):
 
     def model_settings(self, agent: ResolvedAgent) -> ModelSettings:
         # Claude Code agent files have no sampling keys: a temperature is warned about, not written.
-        built = ModelSettingsBuilder(self.name, agent.compiled_name)
-        parameters = agent.model_parameters
-        if parameters is not None:
-            built.model("model", parameters.model_name, claude_model)
-            built.mapped("effort", "reasoning effort", parameters.reasoning_effort, CLAUDE_EFFORT)
-            built.mapped(None, "temperature", parameters.temperature)
-        return built.build()
+        return agent_model_settings(self.name, agent.compiled_name, agent.model_parameters, claude_model,
+                                    effort_key="effort", effort_table=CLAUDE_EFFORT)
 
     def extras(self, agents: Sequence[ResolvedAgent]) -> tuple[tuple[SettingsFragment, ...], tuple[ManagedBlock, ...]]:
         rules: dict[str, dict[str, None]] = {"allow": {}, "ask": {}, "deny": {}}

@@ -15,7 +15,7 @@ import tomli_w
 from open_agent_compiler.compiler.dialect import AgentPlan, FileDialect
 from open_agent_compiler.compiler.grants import Action, least_to_most_restrictive
 from open_agent_compiler.compiler.mcp import codex_server
-from open_agent_compiler.compiler.model_ids import CODEX_EFFORT, ModelSettings, ModelSettingsBuilder, codex_model
+from open_agent_compiler.compiler.model_ids import CODEX_EFFORT, ModelSettings, agent_model_settings, codex_model
 from open_agent_compiler.compiler.output import ManagedBlock, SettingsFragment
 from open_agent_compiler.compiler.prompt import read_body_facts
 from open_agent_compiler.compiler.terms import HarnessTerms
@@ -66,13 +66,8 @@ class CodexDialect(FileDialect):
 
     def model_settings(self, agent: ResolvedAgent) -> ModelSettings:
         # A Codex role file has no sampling keys (and one unknown key voids the file): temperature is warned.
-        built = ModelSettingsBuilder(self.name, agent.compiled_name)
-        parameters = agent.model_parameters
-        if parameters is not None:
-            built.model("model", parameters.model_name, codex_model)
-            built.mapped("model_reasoning_effort", "reasoning effort", parameters.reasoning_effort, CODEX_EFFORT)
-            built.mapped(None, "temperature", parameters.temperature)
-        return built.build()
+        return agent_model_settings(self.name, agent.compiled_name, agent.model_parameters, codex_model,
+                                    effort_key="model_reasoning_effort", effort_table=CODEX_EFFORT)
 
     def extras(self, agents: Sequence[ResolvedAgent]) -> tuple[tuple[SettingsFragment, ...], tuple[ManagedBlock, ...]]:
         lines = ["## Codex agents", ""]

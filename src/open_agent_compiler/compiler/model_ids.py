@@ -13,6 +13,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from open_agent_compiler.model.core.agent import ModelParameters
+
 CLAUDE_ALIASES = ("inherit", "sonnet", "opus", "haiku", "opusplan", "default")
 OPENAI_PREFIXES = ("gpt-", "o1", "o3", "o4", "codex-", "chatgpt-")
 
@@ -117,3 +119,16 @@ class ModelSettingsBuilder:
 
     def build(self) -> ModelSettings:
         return ModelSettings(fields=self.fields, warnings=tuple(self.warnings))
+
+
+def agent_model_settings(dialect: str, agent: str, parameters: ModelParameters | None, model_form: ModelForm, *,
+                         effort_key: str | None, effort_table: dict[str, str] | None = None,
+                         temperature_key: str | None = None) -> ModelSettings:
+    """One agent's model (key `model`, in `model_form`), reasoning effort and temperature as a harness writes
+    them; a key None means the harness has no per-agent setting for it: warned about, left out."""
+    built = ModelSettingsBuilder(dialect, agent)
+    if parameters is not None:
+        built.model("model", parameters.model_name, model_form)
+        built.mapped(effort_key, "reasoning effort", parameters.reasoning_effort, effort_table)
+        built.mapped(temperature_key, "temperature", parameters.temperature)
+    return built.build()

@@ -14,7 +14,7 @@ from open_agent_compiler.compiler.grants import ACTIONS, Action
 from open_agent_compiler.compiler.identifiers import check_mcp_server
 from open_agent_compiler.compiler.mcp import allowed_tools, granted_servers, opencode_server
 from open_agent_compiler.compiler.output import CompiledFile, render_json
-from open_agent_compiler.compiler.model_ids import ModelSettings, ModelSettingsBuilder, qualified_model
+from open_agent_compiler.compiler.model_ids import ModelSettings, agent_model_settings, qualified_model
 from open_agent_compiler.compiler.prompt import read_body_facts
 from open_agent_compiler.compiler.terms import HarnessTerms
 from open_agent_compiler.errors import OacError
@@ -147,13 +147,8 @@ class OpenCodeDialect(FileDialect):
 
     def model_settings(self, agent: ResolvedAgent) -> ModelSettings:
         # OpenCode has no agent-level reasoning key (an unknown key would be sent to the provider): warned.
-        built = ModelSettingsBuilder(self.name, agent.compiled_name)
-        parameters = agent.model_parameters
-        if parameters is not None:
-            built.model("model", parameters.model_name, qualified_model)
-            built.mapped("temperature", "temperature", parameters.temperature)
-            built.mapped(None, "reasoning effort", parameters.reasoning_effort)
-        return built.build()
+        return agent_model_settings(self.name, agent.compiled_name, agent.model_parameters, qualified_model,
+                                    effort_key=None, temperature_key="temperature")
 
     def render_agent(self, plan: AgentPlan) -> bytes:
         agent = plan.agent

@@ -11,7 +11,7 @@ from typing import Any
 from open_agent_compiler.compiler.dialect import AgentPlan, FileDialect, csv_items
 from open_agent_compiler.compiler.frontmatter import render_markdown
 from open_agent_compiler.compiler.grants import Action, agent_grants, least_to_most_restrictive
-from open_agent_compiler.compiler.model_ids import PI_THINKING, ModelSettings, ModelSettingsBuilder, qualified_model
+from open_agent_compiler.compiler.model_ids import PI_THINKING, ModelSettings, agent_model_settings, qualified_model
 from open_agent_compiler.compiler.prompt import read_body_facts
 from open_agent_compiler.compiler.terms import HarnessTerms
 from open_agent_compiler.model.core.capabilities import Capabilities
@@ -71,13 +71,8 @@ class PiDialect(FileDialect):
 
     def model_settings(self, agent: ResolvedAgent) -> ModelSettings:
         # pi-subagents agent files have no sampling keys: temperature is warned about, not written.
-        built = ModelSettingsBuilder(self.name, agent.compiled_name)
-        parameters = agent.model_parameters
-        if parameters is not None:
-            built.model("model", parameters.model_name, qualified_model)
-            built.mapped("thinking", "reasoning effort", parameters.reasoning_effort, PI_THINKING)
-            built.mapped(None, "temperature", parameters.temperature)
-        return built.build()
+        return agent_model_settings(self.name, agent.compiled_name, agent.model_parameters, qualified_model,
+                                    effort_key="thinking", effort_table=PI_THINKING)
 
     def feature_warnings(self, agent: ResolvedAgent) -> list[str]:
         # Pi has no MCP client: granted servers are named in the instructions only (and read back from there).

@@ -117,6 +117,12 @@ def _score(found: Found) -> float:
     return float("-inf")
 
 
+def _promoted(found: Found, fields: Iterable[str]) -> dict[str, Any]:
+    """The promoted values of `fields` that the snapshot carries."""
+    definition = found[1]["version"]["definition"]
+    return {name: definition[name] for name in fields if name in definition}
+
+
 def _updated(model: Any, updates: dict[str, Any], source: Path | None = None) -> Any:
     """`model` with `updates` validated like any other input (a promotion is data from disk); a value that does
     not validate is one error line naming the snapshot file."""
@@ -129,6 +135,11 @@ def _updated(model: Any, updates: dict[str, Any], source: Path | None = None) ->
         if source is None:
             raise
         raise OacError(f"promoted snapshot {source}: {describe_validation_error(exc)}") from None
+
+
+def _with_promoted(model: Any, found: Found | None, fields: Iterable[str]) -> Any:
+    """`model` with the promoted `fields` of `found`; `model` itself when nothing was promoted or changed."""
+    return model if found is None else _updated(model, _promoted(found, fields), found[0])
 
 
 def apply_promoted_to_agent(
@@ -152,13 +163,11 @@ def apply_promoted_to_agent(
             found = branch
     if found is None:
         return agent_definition
-    path, snapshot = found
-    promoted = snapshot["version"]["definition"]
-    updates = {name: promoted[name] for name in fields if name in promoted}
+    updates = _promoted(found, fields)
     sections = updates.get("prompt_sections")
     if isinstance(sections, list) and sections and all(isinstance(section, dict) for section in sections):
         updates["system_prompt"] = render_prompt_sections(sections)
-    return _updated(agent_definition, updates, path)
+    return _updated(agent_definition, updates, found[0])
 
 
 def apply_promoted_to_tool(
@@ -172,13 +181,7 @@ def apply_promoted_to_tool(
     header_fields: tuple[str, ...] = TOOL_HEADER_FIELDS,
 ) -> ToolDefinition:
     found = _find(component_id or tool_definition.name, project_root, model_class, client_id, target)
-    if found is None:
-        return tool_definition
-    path, snapshot = found
-    promoted = snapshot["version"]["definition"]
-    header = _updated(
-        tool_definition.header, {name: promoted[name] for name in header_fields if name in promoted}, path
-    )
+    header = _with_promoted(tool_definition.header, found, header_fields)
     return _updated(tool_definition, {"header": header}) if header is not tool_definition.header else tool_definition
 
 
@@ -193,11 +196,7 @@ def apply_promoted_to_skill(
     fields: tuple[str, ...] = SKILL_FIELDS,
 ) -> SkillDefinition:
     found = _find(component_id or skill_definition.name, project_root, model_class, client_id, target)
-    if found is None:
-        return skill_definition
-    path, snapshot = found
-    promoted = snapshot["version"]["definition"]
-    return _updated(skill_definition, {name: promoted[name] for name in fields if name in promoted}, path)
+    return _with_promoted(skill_definition, found, fields)
 
 
 def apply_promoted_to_tree(
