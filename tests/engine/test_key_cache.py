@@ -95,7 +95,7 @@ def plan_keys(root: Path, monkeypatch: pytest.MonkeyPatch, **options: object) ->
         computed.append(case.test_id)
         return real(case, **kwargs)
 
-    monkeypatch.setattr("open_agent_compiler.tasks.graph.key_parts", counting)
+    monkeypatch.setattr("open_agent_compiler.tasks.planning.key_parts", counting)
     plan = TestPlan(build_options(root, {"factory": "agents:registry", "config": "prod", **options}))
     try:
         fresh = {

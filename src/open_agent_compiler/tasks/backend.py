@@ -1,13 +1,14 @@
 """doit dependency backend: sqlite in WAL mode, shared safely by concurrent `oac test` runs.
 
 Differences from doit's own sqlite backend, each for a measured failure of it:
-- the green key and time of every task sit in their own columns, read in one SELECT at open (the warm path
-  asks for every test's green state); the JSON rows are decoded only for tasks that are asked about;
+- every row is read in one SELECT at open and decoded only when asked about; the green key, time and discovered
+  imports of every task also sit in their own columns, so the warm path compares keys without decoding JSON;
 - `busy_timeout` + WAL, and every write batched into short IMMEDIATE transactions, so a second process waits
   instead of dying with "database is locked";
-- rows are flushed every FLUSH_SECONDS during the run, not only at the end, so a SIGKILL loses at most that
-  much progress (lost progress only makes tests re-run, never pass);
-- a failed task leaves a tombstone instead of a deleted row, so `--explain` can say "last run failed";
+- progress is flushed whenever a test is about to run (the reporter calls `flush`) and at the end, so after a
+  SIGKILL, even one that hits a hanging test, every test that finished before it stays saved;
+- a failed task leaves a tombstone (`mark_failed`, called by our reporter) so `--explain` can say "last run
+  failed"; doit's own `remove` (a failure, `doit forget`) deletes the row;
 - a corrupt file is moved aside with a warning and the run starts cold instead of crashing.
 """
 
@@ -20,12 +21,20 @@ from pathlib import Path
 from typing import Any
 
 FAILED = "_failed_"
-FLUSH_SECONDS = 0.25
 BUSY_TIMEOUT_MS = 60_000
+COLUMNS = ("green_key", "green_at", "imports")
 
 
 def _warn(message: str) -> None:
     print(f"oac: warning: {message}", file=sys.stderr)
+
+
+def green_columns(values: Any) -> tuple[str | None, str | None, str | None]:
+    """(key, time, imports JSON) of a task's saved values when they record a pass, else Nones."""
+    if not isinstance(values, dict) or values.get("status") != "pass":
+        return None, None, None
+    imports = values.get("imports")
+    return values.get("key"), values.get("at"), json.dumps(imports) if imports else None
 
 
 class OacStateDB:
@@ -35,10 +44,10 @@ class OacStateDB:
 
     def __init__(self, name: str, codec: Any = None, *, module_name: str | None = None) -> None:
         self.name = name
+        self._raw: dict[str, str | None] = {}
         self._cache: dict[str, dict[str, Any]] = {}
-        self._green: dict[str, tuple[str | None, str | None]] = {}
+        self._green: dict[str, tuple[str | None, str | None, str | None]] = {}
         self._dirty: set[str] = set()
-        self._last_flush = time.monotonic()
         Path(name).parent.mkdir(parents=True, exist_ok=True)
         try:
             self._conn = self._open(name)
@@ -56,10 +65,10 @@ class OacStateDB:
         conn.execute(f"pragma busy_timeout={BUSY_TIMEOUT_MS}")
         conn.execute("pragma journal_mode=wal")
         conn.execute("pragma synchronous=normal")
-        conn.execute("create table if not exists doit "
-                     "(task_id text not null primary key, task_data json, green_key text, green_at text)")
+        conn.execute("create table if not exists doit (task_id text not null primary key, task_data json, "
+                     "green_key text, green_at text, imports text)")
         columns = {row[1] for row in conn.execute("pragma table_info(doit)")}
-        for column in ("green_key", "green_at"):  # a file from before these columns existed
+        for column in COLUMNS:  # a file from before these columns existed
             if column not in columns:
                 try:
                     conn.execute(f"alter table doit add column {column} text")
@@ -69,19 +78,23 @@ class OacStateDB:
         return conn
 
     def _load(self) -> None:
-        self._green = {
-            task_id: (key, at) for task_id, key, at in self._conn.execute("select task_id, green_key, green_at from doit")
-        }
+        raw: dict[str, str | None] = {}
+        green: dict[str, tuple[str | None, str | None, str | None]] = {}
+        for task_id, data, key, at, imports in self._conn.execute(
+                "select task_id, task_data, green_key, green_at, imports from doit"):
+            raw[task_id] = data
+            green[task_id] = (key, at, imports)
+        self._raw, self._green = raw, green
 
     def _row(self, task_id: str) -> dict[str, Any]:
-        """The decoded row of one task, read on first use; an unreadable row counts as absent."""
+        """The decoded row of one task, decoded on first use; an unreadable row counts as absent."""
         row = self._cache.get(task_id)
         if row is None:
             row = {}
-            if task_id in self._green:
-                found = self._conn.execute("select task_data from doit where task_id = ?", (task_id,)).fetchone()
+            data = self._raw.pop(task_id, None)
+            if data is not None:
                 try:
-                    value = json.loads(found[0]) if found else {}
+                    value = json.loads(data)
                 except (TypeError, ValueError):
                     _warn(f"{self.name}: ignored the unreadable row of {task_id}; it will run again")
                     value = {}
@@ -106,18 +119,17 @@ class OacStateDB:
             row = self._cache[task_id] = {}
         row[dependency] = value
         self._dirty.add(task_id)
-        if time.monotonic() - self._last_flush > FLUSH_SECONDS:
-            self.flush()
 
     def in_(self, task_id: str) -> bool:
         row = self._row(task_id)
         return bool(row) and FAILED not in row
 
     def remove(self, task_id: str) -> None:
-        self._cache[task_id] = {FAILED: True}
+        self._cache[task_id] = {}
         self._dirty.add(task_id)
 
     def remove_all(self) -> None:
+        self._raw.clear()
         self._cache.clear()
         self._green.clear()
         self._dirty.clear()
@@ -128,28 +140,50 @@ class OacStateDB:
         self._conn.close()
 
     # ours ---------------------------------------------------------------------------------------------------
+    def mark_failed(self, task_id: str) -> None:
+        self._cache[task_id] = {FAILED: True}
+        self._dirty.add(task_id)
+
     def failed_last(self, task_id: str) -> bool:
         return FAILED in self._row(task_id)
 
     def green(self, task_id: str) -> tuple[str | None, str | None]:
         """(key, time) of the task's last passing run, or (None, None): no JSON decoded."""
-        return self._green.get(task_id, (None, None))
+        key, at, _imports = self._green.get(task_id, (None, None, None))
+        return key, at
+
+    def imports(self, task_id: str) -> list[str]:
+        """Project files the task's last passing run loaded (its discovered dependencies)."""
+        raw = self._green.get(task_id, (None, None, None))[2]
+        if not raw:
+            return []
+        try:
+            value = json.loads(raw)
+        except ValueError:
+            return []
+        return [str(v) for v in value] if isinstance(value, list) else []
 
     def flush(self) -> None:
-        self._last_flush = time.monotonic()
         if not self._dirty:
             return
         rows = []
+        gone = []
         for task_id in self._dirty:
             row = self._cache[task_id]
-            values = row.get("_values_:") or {}
-            passed = isinstance(values, dict) and values.get("status") == "pass"
-            key, at = (values.get("key"), values.get("at")) if passed else (None, None)
-            self._green[task_id] = (key, at)
-            rows.append((task_id, json.dumps(row, default=str), key, at))
+            if not row:
+                gone.append((task_id,))
+                self._green.pop(task_id, None)
+                continue
+            columns = green_columns(row.get("_values_:"))
+            self._green[task_id] = columns
+            rows.append((task_id, json.dumps(row, default=str), *columns))
         self._dirty = set()
-        self._write(lambda conn: conn.executemany(
-            "insert or replace into doit (task_id, task_data, green_key, green_at) values (?, ?, ?, ?)", rows))
+
+        def work(conn: sqlite3.Connection) -> None:
+            conn.executemany("insert or replace into doit (task_id, task_data, green_key, green_at, imports) "
+                             "values (?, ?, ?, ?, ?)", rows)
+            conn.executemany("delete from doit where task_id = ?", gone)
+        self._write(work)
 
     def _write(self, work: Any) -> None:
         self._conn.execute("begin immediate")
@@ -159,3 +193,26 @@ class OacStateDB:
             self._conn.execute("rollback")
             raise
         self._conn.execute("commit")
+
+
+def saved_imports(db_path: Path) -> dict[str, list[str]]:
+    """task name → discovered project files of its last pass, read before doit opens the DB (keys need them)."""
+    if not db_path.is_file():
+        return {}
+    try:
+        conn = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_MS / 1000)
+        try:
+            rows = conn.execute("select task_id, imports from doit where imports is not null").fetchall()
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return {}  # missing column, corrupt file: doit's open deals with it; no discovered deps known
+    found: dict[str, list[str]] = {}
+    for task_id, raw in rows:
+        try:
+            value = json.loads(raw)
+        except ValueError:
+            continue
+        if isinstance(value, list):
+            found[task_id] = [str(v) for v in value]
+    return found

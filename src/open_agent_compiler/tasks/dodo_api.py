@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from open_agent_compiler.errors import OacError
+from open_agent_compiler.tasks.file_checker import OacFileChecker
 from open_agent_compiler.tasks.gc_tuning import RUN_THRESHOLDS
 from open_agent_compiler.tasks.graph import TestPlan
 from open_agent_compiler.testing import zygote
@@ -19,17 +20,16 @@ DOIT_CONFIG: dict[str, Any] = {
     "continue": True,
     "verbosity": 0,
     "reporter": OacReporter,
+    "check_file_uptodate": OacFileChecker,
 }
 
 
 def task_test() -> Iterator[dict[str, Any]]:
-    """oac tests of the config named in [tool.oac] (pyproject.toml); green tests are skipped."""
+    """oac tests of the config named in [tool.oac] (pyproject.toml); doit skips the green ones."""
     gc.set_threshold(*RUN_THRESHOLDS)  # the whole doit process is one run: see gc_tuning
     zygote.start()
     try:
-        # doit's own --always-execute must also bypass the green state the plan reads before doit runs
-        forced = any(arg in ("-a", "--always-execute") for arg in sys.argv[1:])
-        plan = TestPlan(build_options(Path.cwd(), {"force": True if forced else None}))
+        plan = TestPlan(build_options(Path.cwd(), {}))
     except OacError as exc:
         print(f"oac: {exc}", file=sys.stderr)
         raise SystemExit(2) from None

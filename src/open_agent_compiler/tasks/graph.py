@@ -1,11 +1,12 @@
-"""The task graph: one compile task per (config, dialect), one task per discovered test.
+"""The task graph: one compile task per (config, dialect), one doit task per discovered test, in every run.
 
-A test task is up to date iff its last run under the same key passed; its key folds in everything that can
-change its result (see `testing.keys`). Failed runs leave no green state, so they always run again.
+A test task's `uptodate` check compares its composite key (see `testing.keys`) with the key of its last pass,
+read from our backend's bulk-loaded columns; its `file_dep` are the files its key covers (handler scripts,
+callable-mock modules, discovered project imports); capability and agent tests depend on the compile task.
+doit decides what runs. Failed runs leave no green state, so they always run again.
 """
 
 import inspect
-import os
 import re
 import time
 import uuid
@@ -18,34 +19,41 @@ import xxhash
 from doit.exceptions import TaskFailed
 from doit.globals import Globals
 
-from open_agent_compiler.compiler.dialects import get_dialect
-from open_agent_compiler.model.factory import load_registry
-from open_agent_compiler.model.hashing import digest, digest_bytes
-from open_agent_compiler.testing.discovery import TestCase, discover, select
-from open_agent_compiler.testing.keys import FileDigests, KeyParts, key_parts
-from open_agent_compiler.testing.results import TestOutcome, now_iso
-from open_agent_compiler.testing.handlers import start_handler
-from open_agent_compiler.testing.prefetch import HandlerPrefetch
-from open_agent_compiler.testing.runner import RunSettings, handler_call, run_case
+from open_agent_compiler.model.registry import ResolvedConfig
+from open_agent_compiler.tasks import planning
 from open_agent_compiler.tasks.backend import OacStateDB
 from open_agent_compiler.tasks.build_sync import sync_build
-from open_agent_compiler.tasks.memo_store import load_key_cache, load_memo, save_key_cache, save_memo
+from open_agent_compiler.tasks.records import append_record, build_record, check_results_path
 from open_agent_compiler.tasks.settings import TestOptions
+from open_agent_compiler.testing import project_imports
+from open_agent_compiler.testing.discovery import TestCase
+from open_agent_compiler.testing.handlers import start_handler
+from open_agent_compiler.testing.keys import KeyParts
+from open_agent_compiler.testing.prefetch import HandlerPrefetch
+from open_agent_compiler.testing.results import TestOutcome, now_iso
+from open_agent_compiler.testing.runner import RunSettings, handler_call, run_case
 
 TEST_GROUP = "test"
 COMPILE_GROUP = "oac_compile"
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.:/@+-]")
 _PLANS: dict[str, "TestPlan"] = {}  # run_id → plan, so a reporter built by doit can find its run
+_TASK_ONLY = inspect.Signature([inspect.Parameter("task", inspect.Parameter.POSITIONAL_OR_KEYWORD)])
+_TASK_VALUES = inspect.Signature([inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+                                  for n in ("task", "values")])
 
 
 def task_name(config: str, test_id: str) -> str:
     """A doit-safe, stable name: readable where possible, with a digest suffix where characters were replaced."""
     raw = f"{config}:{test_id}"
     safe = _UNSAFE.sub("_", raw)
-    return safe if safe == raw else f"{safe}~{xxhash.xxh32_hexdigest(raw)}"
+    return safe if safe == raw else f"{safe}~{xxhash.xxh32_hexdigest(raw.encode('utf-8', 'surrogatepass'))}"
 
 
 class CompiledCheck:
+    """Up to date iff the compile task last wrote exactly this output (doit also checks its targets exist)."""
+
+    __signature__ = _TASK_VALUES  # doit inspects an uptodate callable per task: give it the answer at once
+
     def __init__(self, key: str) -> None:
         self.key = key
 
@@ -53,121 +61,140 @@ class CompiledCheck:
         return values.get("compiled") == self.key
 
 
+class GreenCheck:
+    """A test task's `uptodate`: its key equals the key of its last pass (one per plan, shared by its tasks)."""
+
+    __signature__ = _TASK_ONLY  # only `task`: doit then decodes no saved values to call us
+
+    def __init__(self, plan: "TestPlan") -> None:
+        self.plan = plan
+
+    def __call__(self, task: Any) -> bool:
+        return self.plan.green_at(task.name, task.meta["oac"]["test_id"]) is not None
+
+    def configure_task(self, task: Any) -> None:
+        # On the main process after the action (also under -n): the project files the test loaded become
+        # file_dep before doit saves them, so the next run's file_dep (which lists them) matches the saved one.
+        task.value_savers.append(partial(_adopt_imports, self.plan, task))
+
+
+def _adopt_imports(plan: "TestPlan", task: Any) -> dict[str, Any]:
+    root = plan.options.root
+    task.file_dep.update(str(root / path) for path in task.values.get("imports", ()))
+    return {}
+
+
 class TestPlan:
-    """Everything one run needs, computed once: resolved config, tests, compiled output, keys."""
+    """Everything one run needs, computed once by the planning pipeline (see `planning`)."""
 
     __test__ = False
 
     def __init__(self, options: TestOptions) -> None:
         self.options = options
         self.run_id = uuid.uuid4().hex
-        root = options.root
-        registry = load_registry(options.factory, str(root))
-        self.resolved = registry.resolve_config(options.config)
-        self.dialect = get_dialect(options.dialect)
-        self.cases = select(discover(self.resolved), kind=options.kind, text=options.filter)
-        self.settings = RunSettings(project_root=root, build_dir=options.build_dir, dialect=options.dialect,
-                                    timeout=options.timeout, hermetic=options.hermetic)
-        self.compile_task = f"{COMPILE_GROUP}:{task_name(options.config, options.dialect)}"
-        self.needs_compile = any(case.kind != "tool" for case in self.cases)
-        self.output = None
-        if self.needs_compile:
-            memo_path = options.state_dir / "render-memo" / f"{options.dialect}.json"
-            memo = load_memo(memo_path)
-            self.output = self.dialect.compile(self.resolved, source_root=root, memo=memo)
-            save_memo(memo_path, memo)
-        self.contents = contents = self.output.file_map() if self.output is not None else {}
-        self.compiled_paths = sorted(contents)
-        self.compiled_key = digest([(path, digest_bytes(contents[path])) for path in self.compiled_paths])
-        self.artifact_paths: dict[str, tuple[str, ...]] = {}
-        self.artifact_digests: dict[str, str] = {}
-        if self.output is not None:
-            for agent in self.resolved.agents:
-                paths = self.dialect.capability_files(agent.compiled_name)
-                self.artifact_paths[agent.compiled_name] = paths
-                self.artifact_digests[agent.compiled_name] = digest(
-                    [(p, digest_bytes(contents[p])) for p in paths if p in contents])
-        self.files = FileDigests(root)
+        check_results_path(options.results_path)
+        self.resolved: ResolvedConfig = planning.load(options)
+        self.cases = planning.discover_tests(self.resolved, options)
         self.by_id = {case.test_id: case for case in self.cases}
-        self._parts: dict[str, KeyParts] = {}
-        self.keys = self._keys(options.state_dir / "key-cache" / f"{options.dialect}.json")
-        self.green: dict[str, str] = {}
+        self.names = {case.test_id: f"{TEST_GROUP}:{task_name(options.config, case.test_id)}" for case in self.cases}
+        self.needs_compile = any(case.kind != "tool" for case in self.cases)
+        self.compiled = planning.compile_dialect(self.resolved, options, self.needs_compile)
+        self.compile_task = f"{COMPILE_GROUP}:{task_name(options.config, options.dialect)}"
+        self.keyer = planning.Keyer(self.resolved, self.cases, self.compiled, options,
+                                    planning.discovered_imports(options, self.names))
+        self.keys = planning.test_keys(self.cases, self.resolved, self.compiled, options, self.keyer,
+                                       options.state_dir / "key-cache" / f"{options.dialect}.json")
+        self.settings = RunSettings(project_root=options.root, build_dir=options.build_dir, dialect=options.dialect,
+                                    timeout=options.timeout, hermetic=options.hermetic)
         self.prefetch = HandlerPrefetch([])
+        self.prefetching = False  # only `oac test` runs every task it plans; a `doit` selection may run a few
+        self.green_check = GreenCheck(self)
         _PLANS[self.run_id] = self
 
-    def _keys(self, cache_path: Path) -> dict[str, str]:
-        """test_id → key: from the key cache for agents whose scope is unchanged since the last run, else computed."""
-        cache = load_key_cache(cache_path)
-        keys = cache.keys(self.cases, self.resolved, self.artifact_digests, self.options.dialect, self.options.variant,
-                          self.parts_of)
-        save_key_cache(cache_path, cache)
-        return keys
+    # kept for callers that knew the plan's parts before the pipeline
+    @property
+    def contents(self) -> dict[str, bytes]:
+        return self.compiled.contents
+
+    @property
+    def artifact_digests(self) -> dict[str, str]:
+        return self.compiled.artifact_digests
 
     def parts_of(self, test_id: str) -> KeyParts:
-        """The named parts of a test's key, computed when first asked (a run asks only for tests that run)."""
-        parts = self._parts.get(test_id)
-        if parts is None:
-            parts = self._parts[test_id] = key_parts(
-                self.by_id[test_id], resolved=self.resolved, files=self.files, artifact_digests=self.artifact_digests,
-                dialect=self.options.dialect, variant=self.options.variant)
-        return parts
+        return self.keyer.parts_of(test_id)
+
+    def green_at(self, name: str, test_id: str) -> str | None:
+        """When the test's last pass under its current key finished, or None: it must run."""
+        manager = Globals.dep_manager
+        if manager is None:
+            return None
+        key = self.keys[test_id]
+        backend = manager.backend
+        if isinstance(backend, OacStateDB):  # indexed columns, no JSON to decode
+            saved_key, at = backend.green(name)
+            return (at or "an earlier run") if saved_key == key else None
+        values = manager.get_values(name)  # any other doit backend: the saved values say the same
+        if values.get("key") == key and values.get("status") == "pass":
+            return values.get("at", "an earlier run")
+        return None
 
     # task dictionaries (doit's dodo format) -------------------------------------------------------------------
-    def green_from_state(self) -> dict[str, str]:
-        """test_id → time of the green run each up-to-date test matches, read from doit's dependency DB.
-
-        These tests are settled before doit starts, so a warm run costs one dict lookup per test instead of
-        doit's per-task machinery; failed or changed tests become tasks as usual.
-        """
-        manager = Globals.dep_manager
-        if manager is None or self.options.force:
-            return {}
-        backend = getattr(manager, "backend", None)
-        green = {}
-        for case in self.cases:
-            name = f"{TEST_GROUP}:{task_name(self.options.config, case.test_id)}"
-            key = self.keys[case.test_id]
-            if isinstance(backend, OacStateDB):  # two indexed columns, no JSON to decode
-                saved_key, at = backend.green(name)
-                if saved_key == key:
-                    green[case.test_id] = at or "an earlier run"
-                continue
-            values = manager.get_values(name)  # any other doit backend: the saved values say the same
-            if values.get("key") == key and values.get("status") == "pass":
-                green[case.test_id] = values.get("at", "an earlier run")
-        return green
-
     def task_dicts(self) -> Iterator[dict[str, Any]]:
-        self.green = self.green_from_state()
-        pending = [case for case in self.cases if case.test_id not in self.green]
-        self.prefetch = HandlerPrefetch([(case.test_id, partial(start_handler, **call)) for case in pending
-                                         if (call := handler_call(case, self.resolved, self.settings))])
-        if any(case.kind != "tool" for case in pending):
-            assert self.output is not None
-            build_dir = self.options.build_dir  # resolved once, not once per file
+        if self.prefetching:
+            self._start_prefetch()
+        if self.needs_compile:
+            build_dir = str(self.options.build_dir)
             yield {
                 "basename": COMPILE_GROUP,
                 "name": task_name(self.options.config, self.options.dialect),
-                "doc": f"compile config {self.options.config!r} for {self.options.dialect}",
+                "doc": f"compile config {self.options.config!r} for {self.options.dialect} into {build_dir}",
                 "actions": [(compile_action, [self.run_id])],
-                "uptodate": [CompiledCheck(self.compiled_key)],
-                "targets": [f"{build_dir}{os.sep}{path}" for path in self.compiled_paths],
+                "uptodate": [CompiledCheck(self.compiled.key)],
+                "targets": [f"{build_dir}/{path}" for path in sorted(self.compiled.contents)],
                 "meta": {"oac_compile": {"run_id": self.run_id}},
                 "verbosity": 0,
             }
-        for case in pending:
+        for case in self.cases:
             yield self._test_task(case)
+
+    def _start_prefetch(self) -> None:
+        """Start the real handlers of the tests that will run (not green, not ignored) ahead of their turn."""
+        manager = Globals.dep_manager
+        pending = []
+        for case in self.cases:
+            if case.kind != "tool":
+                continue
+            name = self.names[case.test_id]
+            if not self.options.force and self.green_at(name, case.test_id) is not None:
+                continue
+            if manager is not None and manager.status_is_ignore(_Named(name)):
+                continue
+            call = handler_call(case, self.resolved, self.settings)
+            if call:
+                pending.append((case.test_id, partial(start_handler, **call)))
+        self.prefetch = HandlerPrefetch(pending)
+
+    def file_dep(self, test_id: str) -> list[str]:
+        """The files a test's key covers (only tests keyed afresh have any: cached keys cover no file)."""
+        parts = self.keyer._parts.get(test_id)
+        if parts is None or not parts.files:
+            return []
+        root = self.options.root
+        return [str(root / label) for label, found in parts.files.items()
+                if found != "missing" and not label.startswith("module ")]
 
     def _test_task(self, case: TestCase) -> dict[str, Any]:
         task: dict[str, Any] = {
-            "name": task_name(self.options.config, case.test_id),
+            "name": self.names[case.test_id][len(TEST_GROUP) + 1:],
             "doc": f"{case.kind} test {case.name!r} on {case.target_name!r}",
             "actions": [(test_action, [self.run_id, case.test_id])],
-            # No `uptodate`: green_from_state already settled every up-to-date test from doit's DB, so each task
-            # handed to doit must run (doit treats a task without dependencies as never up to date).
+            "uptodate": [self.green_check],
             "meta": {"oac": {"run_id": self.run_id, "test_id": case.test_id}},
             "verbosity": 0,
         }
+        files = self.file_dep(case.test_id)
+        if files:
+            task["file_dep"] = files
         if case.kind != "tool":
             task["task_dep"] = [self.compile_task]
         return task
@@ -177,6 +204,11 @@ class TestPlan:
             return None
         params = self.resolved.agent(case.slot).model_parameters
         return params.model_name if params else None
+
+
+class _Named:
+    def __init__(self, name: str) -> None:
+        self.name = name
 
 
 def plan_for(run_id: str) -> TestPlan:
@@ -199,31 +231,57 @@ def retire(run_id: str) -> None:
 def compile_action(run_id: str, task: Any) -> None:
     plan = plan_for(run_id)
     previous = Globals.dep_manager.get_values(task.name).get("files", {}) if Globals.dep_manager else {}
-    task.values["files"] = sync_build(plan.contents, plan.options.build_dir, previous)
-    task.values["compiled"] = plan.compiled_key
+    task.values["files"] = sync_build(plan.compiled.contents, plan.options.build_dir, previous)
+    task.values["compiled"] = plan.compiled.key
+
+
+def _run(plan: TestPlan, case: TestCase) -> tuple[TestOutcome, list[str]]:
+    """The test's outcome, and the project files it loaded (handler / mock imports), relative to the root."""
+    started = time.perf_counter()
+    started_handler = plan.prefetch.take(case.test_id)
+    plan.prefetch.top_up()  # the next tests' handlers start while this one runs
+    with project_imports.tracking() as loaded:
+        try:
+            outcome = run_case(case, plan.resolved, plan.settings, plan.compiled.artifact_paths.get(case.target_name, ()),
+                               started_handler, artifacts=plan.compiled.artifacts(case.target_name))
+        except Exception as exc:  # noqa: BLE001 - one broken test must not stop the run
+            outcome = TestOutcome(status="fail", score=0.0, skip_reason=f"internal error: {type(exc).__name__}: {exc}",
+                                  duration_s=time.perf_counter() - started)
+        except BaseException as exc:  # SystemExit / KeyboardInterrupt from user code in this process
+            if isinstance(exc, KeyboardInterrupt):
+                raise
+            outcome = TestOutcome(status="fail", score=0.0,
+                                  skip_reason=f"user code raised {type(exc).__name__}: {exc}",
+                                  duration_s=time.perf_counter() - started)
+    root = plan.options.root
+    return outcome, [_relative(path, root) for path in project_imports.files_of(loaded)]
+
+
+def _relative(path: str, root: Path) -> str:
+    try:
+        return Path(path).relative_to(root).as_posix()
+    except ValueError:
+        return path
 
 
 def test_action(run_id: str, test_id: str, task: Any) -> None | TaskFailed:
     plan = plan_for(run_id)
     case = plan.by_id[test_id]
-    started = time.perf_counter()
-    started_handler = plan.prefetch.take(test_id)
-    plan.prefetch.top_up()  # the next tests' handlers start while this one runs
-    try:
-        outcome = run_case(case, plan.resolved, plan.settings, plan.artifact_paths.get(case.target_name, ()),
-                           started_handler)
-    except Exception as exc:  # noqa: BLE001 - one broken test must not stop the run
-        outcome = TestOutcome(status="fail", score=0.0, skip_reason=f"internal error: {type(exc).__name__}: {exc}",
-                              duration_s=time.perf_counter() - started)
+    outcome, imports = _run(plan, case)
     finished = now_iso()
+    # The record is durable before doit can save this test as green (it does that after we return).
+    append_record(plan, build_record(plan, test_id, outcome, finished))
     task.meta["oac_outcome"] = outcome
     task.meta["oac_finished"] = finished
+    task.meta["oac_recorded"] = True
     if outcome.status == "fail":
         return TaskFailed(outcome.first_failure())
     # Saved by doit as the task's values (returning them would store them a second time as its result).
     parts = plan.parts_of(test_id)
     task.values.update({"key": plan.keys[test_id], "status": outcome.status, "at": finished,
                         "parts": parts.model_dump(mode="json")})
+    if imports:
+        task.values["imports"] = imports
     return None
 
 

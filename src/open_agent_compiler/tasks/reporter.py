@@ -9,7 +9,8 @@ from doit.exceptions import UnmetDependency
 from doit.globals import Globals
 
 from open_agent_compiler.model.core.evaluator import EvaluatorResult
-from open_agent_compiler.testing.results import ResultsLog, TestOutcome, TestRecord, now_iso
+from open_agent_compiler.testing.results import TestOutcome, now_iso
+from open_agent_compiler.tasks.records import append_record, build_record, close_logs
 from open_agent_compiler.tasks.backend import OacStateDB
 from open_agent_compiler.tasks.graph import TestPlan, active_plans, plan_for, retire
 
@@ -41,10 +42,14 @@ def _saved_values(task_name: str) -> dict[str, Any]:
     return manager.get_values(task_name) if manager is not None else {}
 
 
+def _backend() -> OacStateDB | None:
+    backend = getattr(_dep_manager(), "backend", None)
+    return backend if isinstance(backend, OacStateDB) else None
+
+
 def _failed_last(task_name: str) -> bool:
-    manager = _dep_manager()
-    backend = getattr(manager, "backend", None)
-    return isinstance(backend, OacStateDB) and backend.failed_last(task_name)
+    backend = _backend()
+    return backend is not None and backend.failed_last(task_name)
 
 
 class OacReporter:
@@ -56,8 +61,6 @@ class OacReporter:
         self.out = outstream or sys.stdout
         self.options = options or {}
         self.tally = RunTally()
-        self._logs: dict[str, ResultsLog] = {}
-        self._run_logs: dict[str, ResultsLog] = {}
         self._force = bool(self.options.get("always_execute"))
         self._plans: list[TestPlan] = []
 
@@ -73,26 +76,9 @@ class OacReporter:
         self.out.write(text + "\n")
         self.out.flush()
 
-    def _log(self, plan: TestPlan) -> ResultsLog:
-        log = self._run_logs.get(plan.run_id)
-        if log is None:  # one log per file, shared by runs that write to the same file
-            path = plan.options.results_path
-            log = self._run_logs[plan.run_id] = self._logs.setdefault(str(path), ResultsLog(path))
-        return log
-
-    def _record(self, plan: TestPlan, test_id: str, outcome: TestOutcome, finished: str) -> None:
-        case = plan.by_id[test_id]
-        parts = plan.parts_of(test_id)
-        record = TestRecord.model_construct(  # built from our own typed values: no re-validation per test
-            timestamp=finished, run_id=plan.run_id, test_id=test_id, test_kind=case.kind, test_name=case.name,
-            target_name=case.target_name, status=outcome.status, passed=outcome.passed, score=outcome.score,
-            duration_s=round(outcome.duration_s, 6), variant=plan.options.variant,
-            access_profile=case.test.access_profile, mock_profile=case.mock_profile, model=plan.model_name(case),
-            dialect=plan.options.dialect if case.kind != "tool" else None, config=plan.options.config,
-            agent_state_hash=parts.target, mock_set_hash=parts.mocks, composite_hash=plan.keys[test_id],
-            evidence=[r.model_dump(mode="json") for r in outcome.evidence], skip_reason=outcome.skip_reason,
-        )
-        self._log(plan).append(record)
+    def _record(self, task: Any, plan: TestPlan, test_id: str, outcome: TestOutcome, finished: str) -> None:
+        if not task.meta.pop("oac_recorded", False):  # the action appends its own record; this test never ran it
+            append_record(plan, build_record(plan, test_id, outcome, finished))
 
     def _finish_test(self, task: Any, plan: TestPlan, test_id: str, outcome: TestOutcome, finished: str) -> None:
         case = plan.by_id[test_id]
@@ -117,18 +103,11 @@ class OacReporter:
                 self._say(f"  not_runnable {case.name!r}: {outcome.skip_reason}")
         tally.rows.append((test_id, case.name, outcome.status, outcome.duration_s,
                            outcome.first_failure() if outcome.status != "pass" else ""))
-        self._record(plan, test_id, outcome, finished)
+        self._record(task, plan, test_id, outcome, finished)
 
     # doit's reporter interface ------------------------------------------------------------------------------
     def initialize(self, tasks: Any, selected_tasks: Any) -> None:
-        # tests the plan already found green in doit's DB never became tasks: report their skips first
         self._plans = active_plans()
-        for plan in self._plans:
-            for case in plan.cases:
-                at = plan.green.get(case.test_id)
-                if at is not None:
-                    self.tally.discovered += 1
-                    self._skipped(plan, case.test_id, at)
 
     def get_status(self, task: Any) -> None:
         if self._test_info(task):
@@ -136,6 +115,9 @@ class OacReporter:
 
     def execute_task(self, task: Any) -> None:
         info = self._test_info(task)
+        backend = _backend()
+        if info and backend is not None:
+            backend.flush()  # what finished so far is saved before a test that may hang or be killed starts
         if info and info[0].options.explain:
             plan, test_id = info
             self._say(f"  run {plan.by_id[test_id].name!r}: {self._why(task, plan, test_id)}")
@@ -168,6 +150,9 @@ class OacReporter:
             self.tally.errors.append(f"{task.name}: {message}")
             self._say(f"  ERROR {task.name}: {message[:500]}")
             return
+        backend = _backend()
+        if backend is not None:
+            backend.mark_failed(task.name)  # doit removed its green state; --explain says why it runs next time
         outcome = (task.meta or {}).pop("oac_outcome", None)
         if outcome is None:  # never reached our action: a dependency failed, or doit itself refused
             text = " ".join(str(exception.get_msg() if hasattr(exception, "get_msg") else exception).split())
@@ -180,7 +165,8 @@ class OacReporter:
         info = self._test_info(task)
         if not info:
             return
-        self._skipped(*info, _saved_values(task.name).get("at", "an earlier run"))
+        plan, test_id = info
+        self._skipped(plan, test_id, plan.green_at(task.name, test_id) or "an earlier run")
 
     def _skipped(self, plan: TestPlan, test_id: str, at: str) -> None:
         self.tally.skipped += 1
@@ -205,8 +191,7 @@ class OacReporter:
         self._say(f"oac: {' '.join(str(msg).split())[:1000]}")
 
     def complete_run(self) -> None:
-        for log in self._logs.values():
-            log.close()
+        close_logs()
         for plan in self._plans:
             retire(plan.run_id)
         self._say("")

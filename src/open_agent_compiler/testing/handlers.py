@@ -25,6 +25,7 @@ class HandlerOutcome(BaseModel):
     ok: bool
     output: Any = None
     error: str = ""
+    imported: tuple[str, ...] = ()  # project files the handler loaded (reported by the child): part of its key
 
 
 def handler_scripts(tool: ToolDefinition, project_root: Path) -> list[dict[str, str]]:
@@ -86,7 +87,9 @@ def _outcome(answer: dict[str, Any] | None, stderr: str, exit_code: int | None, 
         return HandlerOutcome(ok=False, error=f"handler exited {exit_code} without an answer; stderr: {tail}")
     if not answer.get("ok"):
         return HandlerOutcome(ok=False, error=str(answer.get("error")) + (f"; stderr: {tail}" if tail else ""))
-    return HandlerOutcome(ok=True, output=answer.get("output"))
+    imported = answer.get("imported")
+    return HandlerOutcome(ok=True, output=answer.get("output"),
+                          imported=tuple(str(p) for p in imported) if isinstance(imported, list) else ())
 
 
 def _kill_group(pid: int) -> None:

@@ -1,6 +1,7 @@
 """Run one discovered test and return its outcome. Knows nothing of doit or of how results are stored."""
 
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,7 @@ from open_agent_compiler.testing.discovery import TestCase
 from open_agent_compiler.testing.evaluation import aggregate, run_evaluators
 from open_agent_compiler.testing.handlers import StartedHandler, start_handler
 from open_agent_compiler.testing.mocks import MockSession, resolve_mock
+from open_agent_compiler.testing.project_imports import note_files
 from open_agent_compiler.testing.permissions import bash_action, permission_action
 from open_agent_compiler.testing.results import TestOutcome
 
@@ -98,11 +100,13 @@ def _capabilities(dialect_name: str, agent: str, files: dict[str, bytes]) -> Cap
 
 
 def run_capability_test(case: TestCase, resolved: ResolvedConfig, settings: RunSettings,
-                        artifact_paths: tuple[str, ...]) -> TestOutcome:
+                        artifact_paths: tuple[str, ...], artifacts: Mapping[str, bytes] | None = None) -> TestOutcome:
+    """`artifacts`: this run's compiled bytes in memory (the engine passes them, so a test never judges another
+    run's build); without them the files are read from `settings.build_dir`."""
     started = time.perf_counter()
     assert isinstance(case.test, CapabilityTest)
-    files = {}
-    for path in artifact_paths:
+    files = dict(artifacts) if artifacts is not None else {}
+    for path in artifact_paths if artifacts is None else ():
         try:
             files[path] = (settings.build_dir / path).read_bytes()
         except FileNotFoundError:
@@ -162,15 +166,17 @@ def run_tool_test(case: TestCase, resolved: ResolvedConfig, settings: RunSetting
             return TestOutcome(status="fail", score=0.0, evidence=(failure,), duration_s=time.perf_counter() - started,
                                mock_source=source)
         output = handled.output
+        note_files(handled.imported)  # the project files the handler loaded: part of the test's next key
     results = list(run_evaluators(case.test.evaluators, EvaluationContext(target=output, judge=settings.judge)))
     return _outcome(results, empty_status="pass", empty_reason="", started=started, mock_source=source)
 
 
 def run_case(case: TestCase, resolved: ResolvedConfig, settings: RunSettings,
-             artifact_paths: tuple[str, ...] = (), handler: StartedHandler | None = None) -> TestOutcome:
+             artifact_paths: tuple[str, ...] = (), handler: StartedHandler | None = None,
+             artifacts: Mapping[str, bytes] | None = None) -> TestOutcome:
     """`handler`: this test's real handler, already started (see `testing.prefetch`)."""
     if case.kind == "capability":
-        return run_capability_test(case, resolved, settings, artifact_paths)
+        return run_capability_test(case, resolved, settings, artifact_paths, artifacts)
     if case.kind == "tool":
         return run_tool_test(case, resolved, settings, handler)
     return TestOutcome(status="not_runnable", score=0.0, skip_reason=NOT_RUNNABLE)
