@@ -123,6 +123,14 @@ class TestPlan:
     def parts_of(self, test_id: str) -> KeyParts:
         return self.keyer.parts_of(test_id)
 
+    def adopt_imports(self, test_id: str, imports: list[str]) -> None:
+        """Key the test over the project files this run found it loads (a depfile), so the key saved with its
+        pass is the key the next run computes from the saved imports."""
+        found = [str(self.options.root / path) for path in imports]
+        if sorted(found) != sorted(self.keyer.discovered.get(test_id, ())):
+            self.keyer.rekey(test_id, found)
+            self.keys[test_id] = self.parts_of(test_id).key()
+
     def green_at(self, name: str, test_id: str) -> str | None:
         """When the test's last pass under its current key finished, or None: it must run."""
         manager = Globals.dep_manager
@@ -268,6 +276,7 @@ def test_action(run_id: str, test_id: str, task: Any) -> None | TaskFailed:
     plan = plan_for(run_id)
     case = plan.by_id[test_id]
     outcome, imports = _run(plan, case)
+    plan.adopt_imports(test_id, imports)
     finished = now_iso()
     # The record is durable before doit can save this test as green (it does that after we return).
     append_record(plan, build_record(plan, test_id, outcome, finished))

@@ -93,6 +93,10 @@ class Keyer:
         self.files = FileDigests(options.root)
         self._parts: dict[str, KeyParts] = {}
 
+    def rekey(self, test_id: str, discovered: list[str]) -> None:
+        self.discovered[test_id] = discovered
+        self._parts.pop(test_id, None)
+
     def parts_of(self, test_id: str) -> KeyParts:
         parts = self._parts.get(test_id)
         if parts is None:

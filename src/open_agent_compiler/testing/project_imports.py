@@ -58,6 +58,8 @@ class SourceOnlyLoader(importlib.machinery.SourceFileLoader):
         raise OSError("oac: project modules always run from source")
 
     def exec_module(self, module: Any) -> None:
+        for recorder in _recorders:  # loaded by path (a handler script) or by importlib: still loaded
+            recorder.add(module.__name__)
         imported: set[str] = set()
         with _recording(imported):
             super().exec_module(module)
