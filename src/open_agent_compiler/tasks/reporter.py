@@ -8,6 +8,7 @@ from doit.dependency import Dependency
 from doit.exceptions import UnmetDependency
 from doit.globals import Globals
 
+from open_agent_compiler.errors import OacError
 from open_agent_compiler.model.core.evaluator import EvaluatorResult
 from open_agent_compiler.testing.results import TestOutcome, now_iso
 from open_agent_compiler.tasks.records import append_record, build_record, close_logs
@@ -73,12 +74,19 @@ class OacReporter:
         return plan_for(info["run_id"]), info["test_id"]
 
     def _say(self, text: str) -> None:
+        if not text.isascii():  # a lone surrogate (from a handler's output) is shown escaped, never crashes
+            text = text.encode("utf-8", "backslashreplace").decode("utf-8")
         self.out.write(text + "\n")
         self.out.flush()
 
     def _record(self, task: Any, plan: TestPlan, test_id: str, outcome: TestOutcome, finished: str) -> None:
-        if not task.meta.pop("oac_recorded", False):  # the action appends its own record; this test never ran it
+        if task.meta.pop("oac_recorded", False):  # the action appended its own record
+            return
+        try:
             append_record(plan, build_record(plan, test_id, outcome, finished))
+        except OacError as exc:
+            self.tally.errors.append(str(exc))
+            self._say(f"  ERROR {exc}")
 
     def _finish_test(self, task: Any, plan: TestPlan, test_id: str, outcome: TestOutcome, finished: str) -> None:
         case = plan.by_id[test_id]
