@@ -9,6 +9,7 @@ from open_agent_compiler.cli.errors import one_line_errors
 from open_agent_compiler.compiler.dialects import DEFAULT_DIALECT, DIALECTS, get_dialect
 from open_agent_compiler.compiler.writer import WriteReport, write_output
 from open_agent_compiler.model.factory import load_registry
+from open_agent_compiler.tasks.compile_tasks import compile_through_doit
 
 ALL = "all"
 
@@ -68,5 +69,5 @@ def compile_command(factory: str, config_name: str, target: Path, dialects: tupl
         for report in previews:
             print_report(report, verbose)
         return
-    for output in outputs:
-        print_report(write_output(output, target, dialect=output.dialect, clean=clean), verbose)
+    for report in compile_through_doit(factory, config_name, dialect_names(dialects), target, clean=clean):
+        print_report(report, verbose)  # the same doit tasks `doit compile` runs (tasks.compile_tasks)

@@ -13,7 +13,7 @@ from open_agent_compiler.model.core.evaluator import EvaluatorResult
 from open_agent_compiler.testing.results import TestOutcome, now_iso
 from open_agent_compiler.tasks.records import append_record, build_record, close_logs
 from open_agent_compiler.tasks.backend import OacStateDB
-from open_agent_compiler.tasks.graph import TestPlan, active_plans, plan_for, retire
+from open_agent_compiler.tasks.graph import TEST_GROUP, TestPlan, active_plans, plan_for, retire
 
 
 class RunTally:
@@ -64,6 +64,7 @@ class OacReporter:
         self.tally = RunTally()
         self._force = bool(self.options.get("always_execute"))
         self._plans: list[TestPlan] = []
+        self._tests_selected = True
 
     # helpers ------------------------------------------------------------------------------------------------
     @staticmethod
@@ -116,12 +117,23 @@ class OacReporter:
     # doit's reporter interface ------------------------------------------------------------------------------
     def initialize(self, tasks: Any, selected_tasks: Any) -> None:
         self._plans = active_plans()
+        self._tests_selected = any(name == TEST_GROUP or name.startswith(TEST_GROUP + ":")
+                                   for name in selected_tasks or ())
 
     def get_status(self, task: Any) -> None:
         if self._test_info(task):
             self.tally.discovered += 1
 
+    @staticmethod
+    def _foreign(task: Any) -> bool:
+        """A task that is neither a test, our build-dir compile, nor a group: a user's or `compile` task,
+        reported as doit's console reporter would."""
+        meta = task.meta or {}
+        return not (meta.get("oac") or meta.get("oac_compile") or task.subtask_of is None and task.has_subtask)
+
     def execute_task(self, task: Any) -> None:
+        if self._foreign(task) and task.actions:
+            self._say(f".  {task.title()}")
         info = self._test_info(task)
         backend = _backend()
         if info and backend is not None:
@@ -172,6 +184,8 @@ class OacReporter:
     def skip_uptodate(self, task: Any) -> None:
         info = self._test_info(task)
         if not info:
+            if self._foreign(task):
+                self._say(f"-- {task.title()}")
             return
         plan, test_id = info
         self._skipped(plan, test_id, plan.green_at(task.name, test_id) or "an earlier run")
@@ -202,6 +216,8 @@ class OacReporter:
         close_logs()
         for plan in self._plans:
             retire(plan.run_id)
+        if not self.tally.discovered and not self._tests_selected:
+            return  # a doit run of other tasks only (e.g. `doit compile`): no test summary
         self._say("")
         self._say(self.tally.summary())
         if self.tally.failures:

@@ -73,6 +73,7 @@ def pyproject_settings(root: Path) -> dict[str, Any]:
 def build_options(root: Path, overrides: dict[str, Any]) -> TestOptions:
     """Command-line values win over `[tool.oac]`; OAC_HERMETIC=1 turns hermetic mode on."""
     values = pyproject_settings(root)
+    values.pop("compile", None)  # [[tool.oac.compile]]: the compile tasks' entries (tasks.compile_tasks)
     values.update({k: v for k, v in overrides.items() if v is not None})
     if os.environ.get("OAC_HERMETIC", "") not in ("", "0"):
         values["hermetic"] = True

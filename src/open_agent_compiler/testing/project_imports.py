@@ -195,3 +195,15 @@ def files_of(names: Iterable[str]) -> list[str]:
 def loaded_files() -> list[str]:
     """Every project file loaded through the finder in this process (what a handler child reports)."""
     return sorted(set(_files.values()))
+
+
+def loaded_project_files() -> list[str]:
+    """Every project file among the modules loaded in this process (through the finder or before it existed)."""
+    found = set(_files.values())
+    for name, module in list(sys.modules.items()):
+        if name in ("__main__", "dodo"):  # the program itself (doit's dodo.py), not a project module it compiles
+            continue
+        path = getattr(module, "__file__", None)
+        if isinstance(path, str) and _is_project_file(path):
+            found.add(str(Path(path).resolve()))
+    return sorted(found)
