@@ -1,13 +1,15 @@
 """Stable content digests (xxh3-128) of definitions and bytes.
 
-A digest is taken over a *type-tagged* canonical JSON form: JSON alone would make `{"200": "ok"}` and
-`{200: "ok"}`, a tuple and a list, or an enum and its value hash the same, and any of them can change a result.
-Strings, ints, floats, bools and None are JSON-faithful (`1`, `1.0` and `true` already differ); everything else
-is wrapped in a tag that a plain value cannot produce (a str-keyed dict using a tag name as a key is itself
-tagged).
+A digest is taken over a type-faithful canonical form: JSON alone would make `{"200": "ok"}` and `{200: "ok"}`,
+a tuple and a list, or 1 and True hash the same, and any of them can change a result. Models are dumped by
+pydantic (Rust) to Python data, which pickle (C, protocol 4, no memo) writes with every type kept; a value pickle
+cannot take falls back to a type-tagged JSON form (non-JSON values wrapped in tags a plain value cannot produce).
+Dict order counts (an equal dict built in another order only costs a re-run, never a stale pass).
 """
 
+import io
 import json
+import pickle
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -67,17 +69,34 @@ def canonical_json(value: Any) -> str:
     return json.dumps(tagged(value), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
+def _pickled(value: Any) -> bytes:
+    """Type-faithful bytes of plain data, from C: pickle keeps int vs str keys, tuple vs list, 1 vs 1.0 vs True.
+    Fast mode keeps no memo, so equal content gives equal bytes whatever objects it shares."""
+    buffer = io.BytesIO()
+    pickler = pickle.Pickler(buffer, protocol=4)
+    pickler.fast = True
+    pickler.dump(value)
+    return buffer.getvalue()
+
+
+def _canonical_bytes(value: Any) -> bytes:
+    try:
+        return b"p" + _pickled(value)
+    except Exception:  # noqa: BLE001 - an object pickle cannot take: the tagged JSON form
+        return b"j" + canonical_json(value).encode("utf-8", "surrogatepass")
+
+
 def digest(value: Any) -> str:
     """Digest of a model or any value; equal content (and equal types) gives an equal digest across runs."""
-    return digest_bytes(canonical_json(value).encode("utf-8", "surrogatepass"))
+    if isinstance(value, BaseModel):
+        return digest_model(value)
+    return digest_bytes(_canonical_bytes(value))
 
 
 def digest_model(model: BaseModel, exclude: set[str] | None = None) -> str:
     kind = type(model)
-    return digest_bytes(json.dumps({_TAG + "model": f"{kind.__module__}.{kind.__qualname__}",
-                                    "fields": tagged(_fields(model, exclude))},
-                                   sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-                        .encode("utf-8", "surrogatepass"))
+    return digest_bytes(_canonical_bytes((f"{kind.__module__}.{kind.__qualname__}",
+                                          model.model_dump(mode="python", exclude=exclude))))
 
 
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent

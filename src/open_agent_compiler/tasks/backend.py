@@ -22,7 +22,8 @@ from typing import Any
 
 FAILED = "_failed_"
 BUSY_TIMEOUT_MS = 60_000
-COLUMNS = ("green_key", "green_at", "imports")
+COLUMNS = ("green_key", "green_at", "imports", "checker", "deps")
+_CHEAP = {"checker:": 0, "deps:": 1}  # what doit asks of every up-to-date task: answered without decoding its row
 
 
 def _warn(message: str) -> None:
@@ -48,6 +49,7 @@ class OacStateDB:
         self._cache: dict[str, dict[str, Any]] = {}
         self._green: dict[str, tuple[str | None, str | None, str | None]] = {}
         self._dirty: set[str] = set()
+        self._cheap: dict[str, tuple[str | None, str | None]] = {}
         Path(name).parent.mkdir(parents=True, exist_ok=True)
         try:
             self._conn = self._open(name)
@@ -66,7 +68,7 @@ class OacStateDB:
         conn.execute("pragma journal_mode=wal")
         conn.execute("pragma synchronous=normal")
         conn.execute("create table if not exists doit (task_id text not null primary key, task_data json, "
-                     "green_key text, green_at text, imports text)")
+                     "green_key text, green_at text, imports text, checker text, deps text)")
         columns = {row[1] for row in conn.execute("pragma table_info(doit)")}
         for column in COLUMNS:  # a file from before these columns existed
             if column not in columns:
@@ -80,11 +82,14 @@ class OacStateDB:
     def _load(self) -> None:
         raw: dict[str, str | None] = {}
         green: dict[str, tuple[str | None, str | None, str | None]] = {}
-        for task_id, data, key, at, imports in self._conn.execute(
-                "select task_id, task_data, green_key, green_at, imports from doit"):
+        cheap: dict[str, tuple[str | None, str | None]] = {}
+        for task_id, data, key, at, imports, checker, deps in self._conn.execute(
+                "select task_id, task_data, green_key, green_at, imports, checker, deps from doit"):
             raw[task_id] = data
             green[task_id] = (key, at, imports)
-        self._raw, self._green = raw, green
+            if checker is not None:
+                cheap[task_id] = (checker, deps)
+        self._raw, self._green, self._cheap = raw, green, cheap
 
     def _row(self, task_id: str) -> dict[str, Any]:
         """The decoded row of one task, decoded on first use; an unreadable row counts as absent."""
@@ -111,6 +116,12 @@ class OacStateDB:
 
     # doit's backend interface ---------------------------------------------------------------------------------
     def get(self, task_id: str, dependency: str) -> Any:
+        column = _CHEAP.get(dependency)
+        if column is not None and task_id not in self._cache:
+            found = self._cheap.get(task_id)
+            if found is not None:
+                value = found[column]
+                return json.loads(value) if column == 1 and value is not None else value
         return self._row(task_id).get(dependency)
 
     def set(self, task_id: str, dependency: str, value: Any) -> None:
@@ -130,6 +141,7 @@ class OacStateDB:
 
     def remove_all(self) -> None:
         self._raw.clear()
+        self._cheap.clear()
         self._cache.clear()
         self._green.clear()
         self._dirty.clear()
@@ -176,12 +188,16 @@ class OacStateDB:
                 continue
             columns = green_columns(row.get("_values_:"))
             self._green[task_id] = columns
-            rows.append((task_id, json.dumps(row, default=str), *columns))
+            deps = row.get("deps:")
+            checker = row.get("checker:")
+            rows.append((task_id, json.dumps(row, default=str), *columns,
+                         checker if isinstance(checker, str) else None,
+                         json.dumps(list(deps)) if isinstance(deps, (list, tuple)) else None))
         self._dirty = set()
 
         def work(conn: sqlite3.Connection) -> None:
-            conn.executemany("insert or replace into doit (task_id, task_data, green_key, green_at, imports) "
-                             "values (?, ?, ?, ?, ?)", rows)
+            conn.executemany("insert or replace into doit (task_id, task_data, green_key, green_at, imports, "
+                             "checker, deps) values (?, ?, ?, ?, ?, ?, ?)", rows)
             conn.executemany("delete from doit where task_id = ?", gone)
         self._write(work)
 
