@@ -1,12 +1,14 @@
 """doit dependency backend: sqlite in WAL mode, shared safely by concurrent `oac test` runs.
 
 Differences from doit's own sqlite backend, each for a measured failure of it:
-- every row is read in one SELECT at open and decoded only when asked about; the green key, time and discovered
-  imports of every task also sit in their own columns, so the warm path compares keys without decoding JSON;
+- what doit asks of every task on a warm run (its green key and time, `checker:`, `deps:`, `ignore:`, the values
+  of a pass) sits in columns read in one SELECT at open; a task's JSON row is read and decoded only when asked
+  for more (a test that runs, `doit info`), and a pass's key parts (for `--explain`) sit in a column of their own;
 - `busy_timeout` + WAL, and every write batched into short IMMEDIATE transactions, so a second process waits
   instead of dying with "database is locked";
-- progress is flushed whenever a test is about to run (the reporter calls `flush`) and at the end, so after a
-  SIGKILL, even one that hits a hanging test, every test that finished before it stays saved;
+- progress is flushed by a timer every FLUSH_SECONDS while anything is unsaved (not only when the next result
+  arrives) and at the end, so after a SIGKILL, even one that hits a hanging test, what finished more than
+  FLUSH_SECONDS before stays saved (lost progress only makes tests re-run, never pass);
 - a failed task leaves a tombstone (`mark_failed`, called by our reporter) so `--explain` can say "last run
   failed"; doit's own `remove` (a failure, `doit forget`) deletes the row;
 - a corrupt file is moved aside with a warning and the run starts cold instead of crashing.
@@ -16,26 +18,50 @@ import json
 import os
 import sqlite3
 import sys
+import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 FAILED = "_failed_"
 BUSY_TIMEOUT_MS = 60_000
-COLUMNS = ("green_key", "green_at", "imports", "checker", "deps")
-_CHEAP = {"checker:": 0, "deps:": 1}  # what doit asks of every up-to-date task: answered without decoding its row
+FLUSH_SECONDS = 0.25
+VALUES = "_values_:"
+COLUMNS = ("green_key", "green_at", "imports", "checker", "deps", "ignored", "parts")
+
+
+class Summary(NamedTuple):
+    """The columns of one task's row."""
+
+    green_key: str | None
+    green_at: str | None
+    imports: str | None  # JSON list
+    checker: str | None
+    deps: str | None  # JSON list
+    ignored: str | None
 
 
 def _warn(message: str) -> None:
     print(f"oac: warning: {message}", file=sys.stderr)
 
 
-def green_columns(values: Any) -> tuple[str | None, str | None, str | None]:
-    """(key, time, imports JSON) of a task's saved values when they record a pass, else Nones."""
-    if not isinstance(values, dict) or values.get("status") != "pass":
-        return None, None, None
-    imports = values.get("imports")
-    return values.get("key"), values.get("at"), json.dumps(imports) if imports else None
+def summarise(row: dict[str, Any]) -> tuple[Summary, str | None, str]:
+    """(columns, key parts JSON, row JSON without the key parts) of a row about to be written."""
+    values = row.get(VALUES)
+    parts = None
+    if isinstance(values, dict) and "parts" in values:
+        parts = json.dumps(values["parts"], default=str)
+        row = {**row, VALUES: {k: v for k, v in values.items() if k != "parts"}}
+    passed = isinstance(values, dict) and values.get("status") == "pass"
+    imports = values.get("imports") if passed else None
+    deps = row.get("deps:")
+    checker = row.get("checker:")
+    ignored = row.get("ignore:")
+    summary = Summary(values.get("key") if passed else None, values.get("at") if passed else None,
+                      json.dumps(imports) if imports else None, checker if isinstance(checker, str) else None,
+                      json.dumps(list(deps)) if isinstance(deps, (list, tuple)) else None,
+                      ignored if isinstance(ignored, str) else None)
+    return summary, parts, json.dumps(row, default=str)
 
 
 class OacStateDB:
@@ -45,11 +71,12 @@ class OacStateDB:
 
     def __init__(self, name: str, codec: Any = None, *, module_name: str | None = None) -> None:
         self.name = name
-        self._raw: dict[str, str | None] = {}
+        self._summaries: dict[str, Summary] = {}
         self._cache: dict[str, dict[str, Any]] = {}
-        self._green: dict[str, tuple[str | None, str | None, str | None]] = {}
         self._dirty: set[str] = set()
-        self._cheap: dict[str, tuple[str | None, str | None]] = {}
+        self._lock = threading.RLock()  # the timer thread flushes while doit's thread records results
+        self._stop = threading.Event()
+        self._flusher: threading.Thread | None = None
         Path(name).parent.mkdir(parents=True, exist_ok=True)
         try:
             self._conn = self._open(name)
@@ -63,12 +90,12 @@ class OacStateDB:
 
     @staticmethod
     def _open(name: str) -> sqlite3.Connection:
-        conn = sqlite3.connect(name, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000)
+        conn = sqlite3.connect(name, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False)
         conn.execute(f"pragma busy_timeout={BUSY_TIMEOUT_MS}")
         conn.execute("pragma journal_mode=wal")
         conn.execute("pragma synchronous=normal")
         conn.execute("create table if not exists doit (task_id text not null primary key, task_data json, "
-                     "green_key text, green_at text, imports text, checker text, deps text)")
+                     + ", ".join(f"{column} text" for column in COLUMNS) + ")")
         columns = {row[1] for row in conn.execute("pragma table_info(doit)")}
         for column in COLUMNS:  # a file from before these columns existed
             if column not in columns:
@@ -80,26 +107,18 @@ class OacStateDB:
         return conn
 
     def _load(self) -> None:
-        raw: dict[str, str | None] = {}
-        green: dict[str, tuple[str | None, str | None, str | None]] = {}
-        cheap: dict[str, tuple[str | None, str | None]] = {}
-        for task_id, data, key, at, imports, checker, deps in self._conn.execute(
-                "select task_id, task_data, green_key, green_at, imports, checker, deps from doit"):
-            raw[task_id] = data
-            green[task_id] = (key, at, imports)
-            if checker is not None:
-                cheap[task_id] = (checker, deps)
-        self._raw, self._green, self._cheap = raw, green, cheap
+        self._summaries = {row[0]: Summary(*row[1:]) for row in self._conn.execute(
+            "select task_id, green_key, green_at, imports, checker, deps, ignored from doit")}
 
     def _row(self, task_id: str) -> dict[str, Any]:
-        """The decoded row of one task, decoded on first use; an unreadable row counts as absent."""
+        """The decoded row of one task, read on first use; an unreadable row counts as absent."""
         row = self._cache.get(task_id)
         if row is None:
             row = {}
-            data = self._raw.pop(task_id, None)
-            if data is not None:
+            if task_id in self._summaries:
+                found = self._conn.execute("select task_data from doit where task_id = ?", (task_id,)).fetchone()
                 try:
-                    value = json.loads(data)
+                    value = json.loads(found[0]) if found and found[0] is not None else {}
                 except (TypeError, ValueError):
                     _warn(f"{self.name}: ignored the unreadable row of {task_id}; it will run again")
                     value = {}
@@ -116,90 +135,116 @@ class OacStateDB:
 
     # doit's backend interface ---------------------------------------------------------------------------------
     def get(self, task_id: str, dependency: str) -> Any:
-        column = _CHEAP.get(dependency)
-        if column is not None and task_id not in self._cache:
-            found = self._cheap.get(task_id)
-            if found is not None:
-                value = found[column]
-                return json.loads(value) if column == 1 and value is not None else value
+        if task_id not in self._cache:
+            summary = self._summaries.get(task_id)
+            if summary is not None and summary.checker is not None:  # a row written by this backend
+                if dependency == "checker:":
+                    return summary.checker
+                if dependency == "deps:":
+                    return json.loads(summary.deps) if summary.deps else None
+                if dependency == "ignore:":
+                    return summary.ignored
+                if dependency == VALUES and summary.green_key is not None:
+                    return self._green_values(summary)
         return self._row(task_id).get(dependency)
 
+    @staticmethod
+    def _green_values(summary: Summary) -> dict[str, Any]:
+        values: dict[str, Any] = {"key": summary.green_key, "status": "pass", "at": summary.green_at}
+        if summary.imports:
+            values["imports"] = json.loads(summary.imports)
+        return values
+
     def set(self, task_id: str, dependency: str, value: Any) -> None:
-        row = self._row(task_id)
-        if FAILED in row:
-            row = self._cache[task_id] = {}
-        row[dependency] = value
-        self._dirty.add(task_id)
+        with self._lock:
+            row = self._row(task_id)
+            if FAILED in row:
+                row = self._cache[task_id] = {}
+            row[dependency] = value
+            self._dirty.add(task_id)
+        if self._flusher is None:
+            self._start_flusher()
 
     def in_(self, task_id: str) -> bool:
         row = self._row(task_id)
         return bool(row) and FAILED not in row
 
     def remove(self, task_id: str) -> None:
-        self._cache[task_id] = {}
-        self._dirty.add(task_id)
+        with self._lock:
+            self._cache[task_id] = {}
+            self._dirty.add(task_id)
 
     def remove_all(self) -> None:
-        self._raw.clear()
-        self._cheap.clear()
-        self._cache.clear()
-        self._green.clear()
-        self._dirty.clear()
-        self._write(lambda conn: conn.execute("delete from doit"))
+        with self._lock:
+            self._summaries.clear()
+            self._cache.clear()
+            self._dirty.clear()
+            self._write(lambda conn: conn.execute("delete from doit"))
 
     def dump(self) -> None:
+        self._stop.set()
+        if self._flusher is not None and self._flusher is not threading.current_thread():
+            self._flusher.join()
         self.flush()
         self._conn.close()
 
     # ours ---------------------------------------------------------------------------------------------------
     def mark_failed(self, task_id: str) -> None:
-        self._cache[task_id] = {FAILED: True}
-        self._dirty.add(task_id)
+        with self._lock:
+            self._cache[task_id] = {FAILED: True}
+            self._dirty.add(task_id)
 
     def failed_last(self, task_id: str) -> bool:
         return FAILED in self._row(task_id)
 
     def green(self, task_id: str) -> tuple[str | None, str | None]:
         """(key, time) of the task's last passing run, or (None, None): no JSON decoded."""
-        key, at, _imports = self._green.get(task_id, (None, None, None))
-        return key, at
+        summary = self._summaries.get(task_id)
+        return (summary.green_key, summary.green_at) if summary is not None else (None, None)
 
-    def imports(self, task_id: str) -> list[str]:
-        """Project files the task's last passing run loaded (its discovered dependencies)."""
-        raw = self._green.get(task_id, (None, None, None))[2]
-        if not raw:
-            return []
+    def parts(self, task_id: str) -> dict[str, Any]:
+        """The key parts saved with the task's last successful run (for `--explain`)."""
+        row = self._cache.get(task_id)
+        values = row.get(VALUES) if row else None
+        if isinstance(values, dict) and "parts" in values:
+            return values["parts"]
+        found = self._conn.execute("select parts from doit where task_id = ?", (task_id,)).fetchone()
         try:
-            value = json.loads(raw)
+            parts = json.loads(found[0]) if found and found[0] else {}
         except ValueError:
-            return []
-        return [str(v) for v in value] if isinstance(value, list) else []
+            return {}
+        return parts if isinstance(parts, dict) else {}
+
+    def _start_flusher(self) -> None:
+        self._flusher = threading.Thread(target=self._flush_periodically, name="oac-state-flush", daemon=True)
+        self._flusher.start()
+
+    def _flush_periodically(self) -> None:
+        while not self._stop.wait(FLUSH_SECONDS):
+            self.flush()
 
     def flush(self) -> None:
-        if not self._dirty:
-            return
-        rows = []
-        gone = []
-        for task_id in self._dirty:
-            row = self._cache[task_id]
-            if not row:
-                gone.append((task_id,))
-                self._green.pop(task_id, None)
-                continue
-            columns = green_columns(row.get("_values_:"))
-            self._green[task_id] = columns
-            deps = row.get("deps:")
-            checker = row.get("checker:")
-            rows.append((task_id, json.dumps(row, default=str), *columns,
-                         checker if isinstance(checker, str) else None,
-                         json.dumps(list(deps)) if isinstance(deps, (list, tuple)) else None))
-        self._dirty = set()
+        with self._lock:
+            if not self._dirty:
+                return
+            rows = []
+            gone = []
+            for task_id in self._dirty:
+                row = self._cache[task_id]
+                if not row:
+                    gone.append((task_id,))
+                    self._summaries.pop(task_id, None)
+                    continue
+                summary, parts, data = summarise(row)
+                self._summaries[task_id] = summary
+                rows.append((task_id, data, *summary, parts))
+            self._dirty = set()
 
-        def work(conn: sqlite3.Connection) -> None:
-            conn.executemany("insert or replace into doit (task_id, task_data, green_key, green_at, imports, "
-                             "checker, deps) values (?, ?, ?, ?, ?, ?, ?)", rows)
-            conn.executemany("delete from doit where task_id = ?", gone)
-        self._write(work)
+            def work(conn: sqlite3.Connection) -> None:
+                conn.executemany("insert or replace into doit (task_id, task_data, " + ", ".join(COLUMNS)
+                                 + ") values (?, ?, " + ", ".join("?" for _ in COLUMNS) + ")", rows)
+                conn.executemany("delete from doit where task_id = ?", gone)
+            self._write(work)
 
     def _write(self, work: Any) -> None:
         self._conn.execute("begin immediate")

@@ -80,8 +80,10 @@ class GreenCheck:
 
 
 def _adopt_imports(plan: "TestPlan", task: Any) -> dict[str, Any]:
-    root = plan.options.root
-    task.file_dep.update(str(root / path) for path in task.values.get("imports", ()))
+    root = plan.root
+    imports = task.values.get("imports")
+    if imports:
+        task.file_dep = {*task.file_dep, *(str(root / path) for path in imports)}
     return {}
 
 
@@ -93,7 +95,9 @@ class TestPlan:
     def __init__(self, options: TestOptions) -> None:
         self.options = options
         self.run_id = uuid.uuid4().hex
-        check_results_path(options.results_path)
+        self.root = options.root  # resolved once: `options.root` resolves the path on every call
+        self.results_path = options.results_path
+        check_results_path(self.results_path)
         self.resolved: ResolvedConfig = planning.load(options)
         self.cases = planning.discover_tests(self.resolved, options)
         self.by_id = {case.test_id: case for case in self.cases}
@@ -127,7 +131,7 @@ class TestPlan:
     def adopt_imports(self, test_id: str, imports: list[str]) -> None:
         """Key the test over the project files this run found it loads (a depfile), so the key saved with its
         pass is the key the next run computes from the saved imports."""
-        found = [str(self.options.root / path) for path in imports]
+        found = [str(self.root / path) for path in imports]
         if sorted(found) != sorted(self.keyer.discovered.get(test_id, ())):
             self.keyer.rekey(test_id, found)
             self.keys[test_id] = self.parts_of(test_id).key()
@@ -174,20 +178,25 @@ class TestPlan:
         proto = Task("test:proto", [(test_action, ["", ""])], uptodate=[self.green_check], verbosity=0, meta={})
         proto.value_savers = []
         check = proto.uptodate[0]
-        base = proto.__dict__
+        shared = list(proto.__dict__.items())  # set in this order, instances share one key table (less memory)
+        no_files: frozenset[str] = frozenset()
         yield group  # its task_dep fills below, before doit reads it
         for case in self.cases:
             name = self.names[case.test_id]
             task = Task.__new__(Task)
-            fields = dict(base)
-            fields.update(
-                name=name, doc=f"{case.kind} test {case.name!r} on {case.target_name!r}",
-                _actions=[(test_action, [self.run_id, case.test_id])],
-                meta={"oac": {"run_id": self.run_id, "test_id": case.test_id}}, uptodate=[check],
-                value_savers=[partial(_adopt_imports, self, task)], file_dep=set(self.file_dep(case.test_id)),
-                task_dep=[self.compile_task] if case.kind != "tool" else [], calc_dep=set(), setup_tasks=[],
-                creator_params=[], targets=[], values={}, teardown=[], clean_actions=[], subtask_of=TEST_GROUP)
-            task.__dict__ = fields
+            for key, value in shared:
+                setattr(task, key, value)
+            files = self.file_dep(case.test_id)
+            task.name = name
+            task.doc = f"{case.kind} test {case.name!r} on {case.target_name!r}"
+            task._actions = [(test_action, [self.run_id, case.test_id])]
+            task.meta = {"oac": {"run_id": self.run_id, "test_id": case.test_id}}
+            task.uptodate = [check]
+            task.value_savers = [partial(_adopt_imports, self, task)]
+            task.file_dep = set(files) if files else no_files  # replaced, never mutated (see _adopt_imports)
+            task.task_dep = [self.compile_task] if case.kind != "tool" else []
+            task.values = {}
+            task.subtask_of = TEST_GROUP
             group.task_dep.append(name)
             yield task
 
@@ -213,7 +222,7 @@ class TestPlan:
         parts = self.keyer._parts.get(test_id)
         if parts is None or not parts.files:
             return []
-        root = self.options.root
+        root = self.root
         return [str(root / label) for label, found in parts.files.items()
                 if found != "missing" and not label.startswith("module ")]
 
@@ -271,7 +280,7 @@ def _run(plan: TestPlan, case: TestCase) -> tuple[TestOutcome, list[str]]:
             outcome = TestOutcome(status="fail", score=0.0,
                                   skip_reason=f"user code raised {type(exc).__name__}: {exc}",
                                   duration_s=time.perf_counter() - started)
-    root = plan.options.root
+    root = plan.root
     return outcome, [_relative(path, root) for path in project_imports.files_of(loaded)]
 
 

@@ -74,7 +74,7 @@ def build_record(plan: "TestPlan", test_id: str, outcome: TestOutcome, finished:
 
 
 def append_record(plan: "TestPlan", record: TestRecord) -> None:
-    log = _log(plan.options.results_path)
+    log = _log(plan.results_path)
     try:
         log.append(record)
     except PydanticSerializationError:  # e.g. a lone surrogate in a handler's output: keep it, escaped

@@ -135,9 +135,6 @@ class OacReporter:
         if self._foreign(task) and task.actions:
             self._say(f".  {task.title()}")
         info = self._test_info(task)
-        backend = _backend()
-        if info and backend is not None:
-            backend.flush()  # what finished so far is saved before a test that may hang or be killed starts
         if info and info[0].options.explain:
             plan, test_id = info
             self._say(f"  run {plan.by_id[test_id].name!r}: {self._why(task, plan, test_id)}")
@@ -152,7 +149,9 @@ class OacReporter:
             return "never ran"
         if saved.get("status") != "pass":
             return f"last run was {saved.get('status')}"
-        changed = plan.parts_of(test_id).changes_since(saved.get("parts") or {})
+        backend = _backend()
+        saved_parts = backend.parts(task.name) if backend is not None else saved.get("parts")
+        changed = plan.parts_of(test_id).changes_since(saved_parts or {})
         return "changed: " + ", ".join(changed) if changed else "key changed"
 
     def add_success(self, task: Any) -> None:
