@@ -59,7 +59,7 @@ def summarise(row: dict[str, Any]) -> tuple[Summary, str | None, str]:
     ignored = row.get("ignore:")
     summary = Summary(values.get("key") if passed else None, values.get("at") if passed else None,
                       json.dumps(imports) if imports else None, checker if isinstance(checker, str) else None,
-                      json.dumps(list(deps)) if isinstance(deps, (list, tuple)) else None,
+                      json.dumps(list(deps)) if isinstance(deps, (list, tuple)) and deps else None,
                       ignored if isinstance(ignored, str) else None)
     return summary, parts, json.dumps(row, default=str)
 
@@ -141,7 +141,7 @@ class OacStateDB:
                 if dependency == "checker:":
                     return summary.checker
                 if dependency == "deps:":
-                    return json.loads(summary.deps) if summary.deps else None
+                    return json.loads(summary.deps) if summary.deps and summary.deps != "[]" else None
                 if dependency == "ignore:":
                     return summary.ignored
                 if dependency == VALUES and summary.green_key is not None:

@@ -157,16 +157,15 @@ class TestPlan:
             self._start_prefetch()
         if self.needs_compile:
             build_dir = str(self.options.build_dir)
-            yield {
-                "basename": COMPILE_GROUP,
-                "name": task_name(self.options.config, self.options.dialect),
-                "doc": f"compile config {self.options.config!r} for {self.options.dialect} into {build_dir}",
-                "actions": [(compile_action, [self.run_id])],
-                "uptodate": [CompiledCheck(self.compiled.key)],
-                "targets": [f"{build_dir}/{path}" for path in sorted(self.compiled.contents)],
-                "meta": {"oac_compile": {"run_id": self.run_id}},
-                "verbosity": 0,
-            }
+            compile_task = Task(
+                self.compile_task, [(compile_action, [self.run_id])],
+                doc=f"compile config {self.options.config!r} for {self.options.dialect} into {build_dir}",
+                uptodate=[CompiledCheck(self.compiled.key)],
+                targets=[f"{build_dir}/{path}" for path in sorted(self.compiled.contents)],
+                meta={"oac_compile": {"run_id": self.run_id}}, verbosity=0, subtask_of=COMPILE_GROUP)
+            yield Task(COMPILE_GROUP, None, doc="compile the tested config into .oac/build (what tests read back)",
+                       has_subtask=True, task_dep=[compile_task.name])
+            yield compile_task
         yield from self._test_tasks()
 
     def _test_tasks(self) -> Iterator[Task]:
