@@ -118,3 +118,12 @@ def test_explain_after_fail_then_pass_does_not_say_failed(green: Project) -> Non
     green.edit("agents.py", '"from": "tool.mock"', '"from": "tool.mock", "x": 1')
     done = green.oac("test", "--explain", check_code=0)
     assert "  run 'echo-default-mock': changed: target, mocks" in done.stdout
+
+
+def test_doit_test_writes_the_junit_file_named_in_pyproject(quickstart: Project) -> None:
+    quickstart.write("dodo.py", DODO)
+    quickstart.write("pyproject.toml", PYPROJECT + 'junit = "reports/junit.xml"\n')
+    doit(quickstart, "test")
+    import xml.etree.ElementTree as ET
+    suite = ET.parse(quickstart.root / "reports" / "junit.xml").getroot()
+    assert suite.get("tests") == "5" and suite.get("failures") == "0"

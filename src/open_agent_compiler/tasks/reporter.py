@@ -11,6 +11,7 @@ from doit.globals import Globals
 from open_agent_compiler.errors import OacError
 from open_agent_compiler.model.core.evaluator import EvaluatorResult
 from open_agent_compiler.testing.results import TestOutcome, now_iso
+from open_agent_compiler.tasks.junit import write_junit
 from open_agent_compiler.tasks.records import append_record, build_record, close_logs
 from open_agent_compiler.tasks.backend import OacStateDB
 from open_agent_compiler.tasks.graph import TEST_GROUP, TestPlan, active_plans, plan_for, retire
@@ -215,6 +216,11 @@ class OacReporter:
         close_logs()
         for plan in self._plans:
             retire(plan.run_id)
+        if self.options and self._tests_selected:  # built by doit for a dodo.py: `oac test` writes its own
+            for plan in self._plans:
+                junit = plan.options.junit
+                if junit is not None:
+                    write_junit(junit if junit.is_absolute() else plan.root / junit, self.tally)
         if not self.tally.discovered and not self._tests_selected:
             return  # a doit run of other tasks only (e.g. `doit compile`): no test summary
         self._say("")
