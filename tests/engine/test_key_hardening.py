@@ -111,6 +111,14 @@ def test_editing_what_a_test_imports_reruns_it(proj: Project, test: str, depende
     assert f"file {dependency}" in out  # --explain names the changed file
 
 
+def test_a_mock_module_the_registry_imported_first_still_keys_its_imports(proj: Project) -> None:
+    proj.edit("agents.py", "from evals import AtLeast\n", "from evals import AtLeast\nimport mockmod  # loaded at registry time\n")
+    assert run(proj, "mock-import", code=0).startswith(SUMMARY.format(1, 1, 0, 0, 0))
+    assert run(proj, "mock-import", code=0).startswith(SUMMARY.format(1, 0, 0, 1, 0))
+    proj.edit("mockhelper.py", "N = 1", "N = 2")
+    assert run(proj, "mock-import", code=1).startswith(SUMMARY.format(1, 0, 1, 0, 0))
+
+
 def test_a_same_second_same_size_edit_runs_the_new_source(proj: Project) -> None:
     """A stale .pyc whose recorded mtime and size match the edited source must not be run."""
     assert run(proj, "mock-import", code=0).startswith(SUMMARY.format(1, 1, 0, 0, 0))

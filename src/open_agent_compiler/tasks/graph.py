@@ -29,7 +29,8 @@ from open_agent_compiler.tasks.settings import TestOptions
 from open_agent_compiler.testing import project_imports
 from open_agent_compiler.testing.discovery import TestCase
 from open_agent_compiler.testing.handlers import start_handler
-from open_agent_compiler.testing.keys import KeyParts
+from open_agent_compiler.testing.keys import KeyParts, callable_specs
+from open_agent_compiler.testing.mocks import resolve_mock
 from open_agent_compiler.testing.prefetch import HandlerPrefetch
 from open_agent_compiler.testing.results import TestOutcome, now_iso
 from open_agent_compiler.testing.runner import RunSettings, handler_call, run_case
@@ -279,8 +280,22 @@ def _run(plan: TestPlan, case: TestCase) -> tuple[TestOutcome, list[str]]:
             outcome = TestOutcome(status="fail", score=0.0,
                                   skip_reason=f"user code raised {type(exc).__name__}: {exc}",
                                   duration_s=time.perf_counter() - started)
+    loaded.update(_mock_modules(plan, case))  # imported before (e.g. by the registry): its recorded edges count
     root = plan.root
     return outcome, [_relative(path, root) for path in project_imports.files_of(loaded)]
+
+
+def _mock_modules(plan: TestPlan, case: TestCase) -> set[str]:
+    """Modules of the callable mocks a test can call."""
+    if case.kind == "tool" and case.tool is not None:
+        tools = [case.tool]
+    elif case.kind == "agent" and case.slot is not None:
+        tools = [reachable.tool for reachable in plan.resolved.agent(case.slot).tools]
+    else:
+        return set()
+    profile = plan.resolved.mock_profiles.get(case.mock_profile) if case.mock_profile else None
+    return {spec.partition(":")[0] for tool in tools
+            for spec in callable_specs(resolve_mock(tool.name, tool.mock, profile)[0])}
 
 
 def _relative(path: str, root: Path) -> str:
