@@ -62,6 +62,9 @@ class CompiledCheck:
     def __call__(self, task: Any, values: dict[str, Any]) -> bool:
         return values.get("compiled") == self.key
 
+    def __repr__(self) -> str:
+        return "oac compile check: the build dir does not hold this compiled output"
+
 
 class GreenCheck:
     """A test task's `uptodate`: its key equals the key of its last pass (one per plan, shared by its tasks)."""
@@ -73,6 +76,9 @@ class GreenCheck:
 
     def __call__(self, task: Any) -> bool:
         return self.plan.green_at(task.name, task.meta["oac"]["test_id"]) is not None
+
+    def __repr__(self) -> str:  # what `doit info` prints when the check fails
+        return "oac key check: the test's key is not the key of a passing run (`oac test --explain` says which part)"
 
     def configure_task(self, task: Any) -> None:
         # On the main process after the action (also under -n): the project files the test loaded become
