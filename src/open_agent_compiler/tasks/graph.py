@@ -75,20 +75,10 @@ class GreenCheck:
         self.plan = plan
 
     def __call__(self, task: Any) -> bool:
-        return self.plan.green_at(task.name, task.meta["oac"]["test_id"]) is not None
+        return self.plan.green_at(task.name, self.plan.test_ids[task.name]) is not None
 
     def __repr__(self) -> str:  # what `doit info` prints when the check fails
         return "oac key check: the test's key is not the key of a passing run (`oac test --explain` says which part)"
-
-
-def _adopt_imports(plan: "TestPlan", task: Any) -> dict[str, Any]:
-    """A value saver (doit runs it on the main process after the action, also under -n): the project files the
-    test loaded become file_dep before doit saves them, so the next run's file_dep (listing them) matches."""
-    root = plan.root
-    imports = task.values.get("imports")
-    if imports:
-        task.file_dep = {*task.file_dep, *(str(root / path) for path in imports)}
-    return {}
 
 
 class TestPlan:
@@ -106,6 +96,7 @@ class TestPlan:
         self.cases = planning.discover_tests(self.resolved, options)
         self.by_id = {case.test_id: case for case in self.cases}
         self.names = {case.test_id: f"{TEST_GROUP}:{task_name(options.config, case.test_id)}" for case in self.cases}
+        self.test_ids = {name: test_id for test_id, name in self.names.items()}
         self.needs_compile = any(case.kind != "tool" for case in self.cases)
         self.compiled = planning.compile_dialect(self.resolved, options, self.needs_compile)
         self.compile_task = f"{COMPILE_GROUP}:{task_name(options.config, options.dialect)}"
@@ -178,10 +169,16 @@ class TestPlan:
         ~10 µs. Each is what doit would build from {name, doc, actions, uptodate, file_dep, task_dep, meta}."""
         group = Task(TEST_GROUP, None, doc="oac tests of the config named in [tool.oac] (pyproject.toml)",
                      has_subtask=True)
-        proto = Task("test:proto", [(test_action, ["", ""])], uptodate=[self.green_check], verbosity=0, meta={})
-        check = proto.uptodate[0]
-        shared = list(proto.__dict__.items())  # set in this order, instances share one key table (less memory)
+        proto = Task("test:proto", [(test_action, [self.run_id])], uptodate=[self.green_check], verbosity=0, meta={})
+        # What no test task changes is one object shared by all of them (doit replaces, never mutates, these for
+        # tasks without file_dep; a test's action replaces its meta and file_dep): 5,000 tasks, ~3 MB less.
+        shared = list(proto.__dict__.items())  # set in this order, instances share one key table
+        actions = [(test_action, [self.run_id])]
+        uptodate = proto.uptodate
+        meta = {"oac": {"run_id": self.run_id}}
         no_files: frozenset[str] = frozenset()
+        after_compile = [self.compile_task]
+        alone: list[str] = []
         yield group  # its task_dep fills below, before doit reads it
         for case in self.cases:
             name = self.names[case.test_id]
@@ -191,14 +188,17 @@ class TestPlan:
             files = self.file_dep(case.test_id)
             task.name = name
             task.doc = f"{case.kind} test {case.name!r} on {case.target_name!r}"
-            task._actions = [(test_action, [self.run_id, case.test_id])]
-            task.meta = {"oac": {"run_id": self.run_id, "test_id": case.test_id}}
-            task.uptodate = [check]
-            task.value_savers = [partial(_adopt_imports, self, task)]
-            task.file_dep = set(files) if files else no_files  # replaced, never mutated (see _adopt_imports)
-            task.task_dep = [self.compile_task] if case.kind != "tool" else []
-            task.values = {}
+            task._actions = actions
+            task.meta = meta
+            task.uptodate = uptodate
             task.subtask_of = TEST_GROUP
+            task.values = {}
+            if files:  # doit may add implicit task_dep to a task whose file_dep another task makes
+                task.file_dep = set(files)
+                task.task_dep = [self.compile_task] if case.kind != "tool" else []
+            else:
+                task.file_dep = no_files
+                task.task_dep = after_compile if case.kind != "tool" else alone
             group.task_dep.append(name)
             yield task
 
@@ -307,17 +307,19 @@ def _relative(path: str, root: Path) -> str:
         return path
 
 
-def test_action(run_id: str, test_id: str, task: Any) -> None | TaskFailed:
+def test_action(run_id: str, task: Any) -> None | TaskFailed:
     plan = plan_for(run_id)
+    test_id = plan.test_ids[task.name]
     case = plan.by_id[test_id]
     outcome, imports = _run(plan, case)
     plan.adopt_imports(test_id, imports)
+    if imports:  # they are file_dep from now on (doit saves their state after we return; -n: sent back with us)
+        task.file_dep = {*task.file_dep, *(str(plan.root / path) for path in imports)}
     finished = now_iso()
     # The record is durable before doit can save this test as green (it does that after we return).
     append_record(plan, build_record(plan, test_id, outcome, finished))
-    task.meta["oac_outcome"] = outcome
-    task.meta["oac_finished"] = finished
-    task.meta["oac_recorded"] = True
+    # a task's own meta from here on (test tasks start out sharing their plan's): back to doit's main process
+    task.meta = {**task.meta, "oac_outcome": outcome, "oac_finished": finished, "oac_recorded": True}
     if outcome.status == "fail":
         return TaskFailed(outcome.first_failure())
     # Saved by doit as the task's values (returning them would store them a second time as its result).

@@ -73,7 +73,8 @@ class OacReporter:
         info = (task.meta or {}).get("oac")
         if not info:
             return None
-        return plan_for(info["run_id"]), info["test_id"]
+        plan = plan_for(info["run_id"])
+        return plan, plan.test_ids[task.name]
 
     def _say(self, text: str) -> None:
         if not text.isascii():  # a lone surrogate (from a handler's output) is shown escaped, never crashes
