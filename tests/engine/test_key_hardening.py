@@ -190,3 +190,12 @@ def test_mock_output_with_int_keys_has_its_own_key() -> None:
     from open_agent_compiler import MockResponse
     assert digest(MockResponse(fixed_output={"200": "ok"})) != digest(MockResponse(fixed_output={200: "ok"}))
     assert digest(MockResponse(fixed_output=[1])) != digest(MockResponse(fixed_output=[1.0]))
+
+
+def test_capability_tests_judge_this_runs_bytes_not_the_shared_build(quickstart: Project) -> None:
+    """Another run (another version) may have left other bytes in .oac/build: a capability test never reads them."""
+    quickstart.test(code=0)
+    agent_file = quickstart.root / ".oac/build/prod/opencode/.opencode/agents/primary.md"
+    agent_file.write_text(agent_file.read_text().replace("uv run scripts/echo.py *", "rm -rf *"))
+    done = quickstart.test("--variant", "v2", "--kind", "capability", code=0)  # runs them; compile up to date
+    assert summary_line(done.stdout) == SUMMARY.format(2, 2, 0, 0, 0)
