@@ -262,8 +262,11 @@ def test_tests_of_a_failed_compile_are_counted_failed(project: Project) -> None:
     build = project.root / ".oac" / "build" / "prod"
     build.mkdir(parents=True)
     (build / "opencode").write_text("a file where the build directory goes")
-    done = project.test(code=1)
-    assert summary_line(done.stdout) == SUMMARY.format(4, 2, 2, 0, 0)
-    assert done.stdout.count("FAIL 'same-name'") == 2
-    failed = [r for r in project.records() if r["status"] == "fail"]
-    assert len(failed) == 2 and all("oac_compile" in r["evidence"][0]["evidence"] for r in failed)
+    for jobs in ("1", "2"):
+        done = project.test("-n", jobs, code=1)
+        assert summary_line(done.stdout) == SUMMARY.format(4, 0 if jobs == "2" else 2, 2, 2 if jobs == "2" else 0, 0)
+        assert done.stdout.count("FAIL 'same-name'") == 2
+        assert "ERROR oac_compile:prod:opencode: cannot write " in done.stdout and "Traceback" not in done.stdout
+        failed = [r for r in project.records() if r["status"] == "fail"][-2:]
+        assert all(r["evidence"][0]["evidence"].startswith("not run: its compile task failed: cannot write ")
+                   for r in failed)

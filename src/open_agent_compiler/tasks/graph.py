@@ -109,6 +109,7 @@ class TestPlan:
         self.prefetch = HandlerPrefetch([])
         self.prefetching = False  # only `oac test` runs every task it plans; a `doit` selection may run a few
         self.green_check = GreenCheck(self)
+        self.compile_error: str | None = None
         _PLANS[self.run_id] = self
 
     # kept for callers that knew the plan's parts before the pipeline
@@ -256,11 +257,16 @@ def retire(run_id: str) -> None:
 
 
 # actions: module-level so that doit's process pool can run them ---------------------------------------------
-def compile_action(run_id: str, task: Any) -> None:
+def compile_action(run_id: str, task: Any) -> None | TaskFailed:
     plan = plan_for(run_id)
     previous = Globals.dep_manager.get_values(task.name).get("files", {}) if Globals.dep_manager else {}
-    task.values["files"] = sync_build(plan.compiled.contents, plan.options.build_dir, previous)
+    try:
+        task.values["files"] = sync_build(plan.compiled.contents, plan.options.build_dir, previous)
+    except OSError as exc:  # one line naming the culprit; the tests that depend on this task say it too
+        plan.compile_error = f"cannot write {exc.filename or plan.options.build_dir}: {exc.strerror or exc}"
+        return TaskFailed(plan.compile_error)
     task.values["compiled"] = plan.compiled.key
+    return None
 
 
 def _run(plan: TestPlan, case: TestCase) -> tuple[TestOutcome, list[str]]:

@@ -5,7 +5,7 @@ import sys
 from typing import Any, TextIO
 
 from doit.dependency import Dependency
-from doit.exceptions import UnmetDependency
+from doit.exceptions import TaskFailed, UnmetDependency
 from doit.globals import Globals
 
 from open_agent_compiler.errors import OacError
@@ -168,6 +168,10 @@ class OacReporter:
             return  # a group (doit's `test`) whose failed members were already reported one by one
         if info is None:
             message = " ".join(str(exception.get_msg() if hasattr(exception, "get_msg") else exception).split())
+            compile_info = (task.meta or {}).get("oac_compile")
+            if compile_info and isinstance(exception, TaskFailed):  # our compile task: its one-line reason,
+                plan = plan_for(compile_info["run_id"])        # also when a -n worker ran it
+                plan.compile_error = message = plan.compile_error or message
             self.tally.errors.append(f"{task.name}: {message}")
             self._say(f"  ERROR {task.name}: {message[:500]}")
             return
@@ -177,6 +181,9 @@ class OacReporter:
         outcome = (task.meta or {}).pop("oac_outcome", None)
         if outcome is None:  # never reached our action: a dependency failed, or doit itself refused
             text = " ".join(str(exception.get_msg() if hasattr(exception, "get_msg") else exception).split())
+            plan = info[0]
+            if isinstance(exception, UnmetDependency) and plan.compile_error:
+                text = f"not run: its compile task failed: {plan.compile_error}"
             evidence = EvaluatorResult(evaluator_kind="engine", name="engine", passed=False, score=0.0,
                                        evidence=text[:500])
             outcome = TestOutcome(status="fail", score=0.0, evidence=(evidence,))
