@@ -21,3 +21,7 @@ class FactoryError(OacError):
 
 class ResultsError(OacError):
     """A results file or state store cannot be used."""
+
+
+class NothingSelected(OacError):
+    """A run would test nothing: no test matches the selection, or the config has none."""

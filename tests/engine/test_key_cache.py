@@ -9,6 +9,7 @@ import pytest
 from open_agent_compiler.compiler.dialects import get_dialect
 from open_agent_compiler.tasks import build_options
 from open_agent_compiler.tasks.graph import TestPlan, retire
+from open_agent_compiler.testing import key_cache as key_cache_module
 from open_agent_compiler.testing import keys as keys_module
 from open_agent_compiler.testing.keys import FileDigests, key_parts
 
@@ -95,7 +96,7 @@ def plan_keys(root: Path, monkeypatch: pytest.MonkeyPatch, **options: object) ->
         computed.append(case.test_id)
         return real(case, **kwargs)
 
-    monkeypatch.setattr("open_agent_compiler.tasks.graph.key_parts", counting)
+    monkeypatch.setattr("open_agent_compiler.tasks.planning.key_parts", counting)
     plan = TestPlan(build_options(root, {"factory": "agents:registry", "config": "prod", **options}))
     try:
         fresh = {
@@ -109,27 +110,45 @@ def plan_keys(root: Path, monkeypatch: pytest.MonkeyPatch, **options: object) ->
         retire(plan.run_id)
 
 
+ALPHA, SHARED, COUNTER = "tool:alpha::alpha-test", "tool:shared::shared-test", "tool:counter::counter-test"
+LEAD, HELPER = "capability:primary::lead-bash", "capability:helper::helper-no-write"
+
+# (what is edited, the edit, the tests whose keys must change: worked out by hand from the registry above, not by
+# the key code under test — the cache must serve exactly the fresh key, and the fresh key must move exactly here)
 EDITS = [
-    ("a tool's description (two agents reach it)", {"tool_description": "Does other things."}),
-    ("every tool test's expected value", {"expected": 2}),
-    ("which profile a test names", {"profile_of": {}}),
-    ("a profile's entry", {"profile_n": 5}),
-    ("the primary agent's prompt (its artifact)", {"lead_prompt": "Lead, differently."}),
-    ("a capability test", {"lead_must": ["run-alpha *", "run-shared *"]}),
-    ("a subagent's description (the parent's artifact lists it)", {"helper_description": "Helps a lot."}),
-    ("a model", {"model": "test/model-b"}),
+    ("a tool's description (two agents reach it)", {"tool_description": "Does other things."},
+     {ALPHA, SHARED, COUNTER, LEAD, HELPER}),  # every tool's definition, and both agents' files list their tools
+    ("every tool test's expected value", {"expected": 2}, {ALPHA, SHARED, COUNTER}),
+    ("which profile a test names", {"profile_of": {}}, {ALPHA}),
+    ("a profile's entry", {"profile_n": 5}, {ALPHA}),
+    ("the primary agent's prompt (its artifact)", {"lead_prompt": "Lead, differently."}, {LEAD}),
+    ("a capability test", {"lead_must": ["run-alpha *", "run-shared *"]}, {LEAD}),
+    ("a subagent's description (the parent's artifact lists it)", {"helper_description": "Helps a lot."},
+     {LEAD, HELPER}),
+    ("a model", {"model": "test/model-b"}, {LEAD}),  # only the lead has model parameters
 ]
 
 
-@pytest.mark.parametrize(("what", "change"), EDITS, ids=[what for what, _ in EDITS])
+@pytest.mark.parametrize(("what", "change", "expected"), EDITS, ids=[what for what, _, _ in EDITS])
 def test_cached_keys_equal_fresh_keys_after_an_edit(root: Path, monkeypatch: pytest.MonkeyPatch, what: str,
-                                                   change: dict) -> None:
+                                                   change: dict, expected: set) -> None:
     before, fresh, _ = plan_keys(root, monkeypatch)
     assert before == fresh
     _knob(root, **change)
     after, fresh, _ = plan_keys(root, monkeypatch)
     assert after == fresh, what
-    assert after != before, f"editing {what} changed no key"
+    assert {test_id for test_id in after if after[test_id] != before[test_id]} == expected, what
+
+
+def test_the_cache_scope_covers_the_key_code(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another version of the code that computes keys never reads this version's cached keys."""
+    _, _, cold = plan_keys(root, monkeypatch)
+    _, _, warm = plan_keys(root, monkeypatch)
+    real = key_cache_module.source_fingerprint
+    monkeypatch.setattr(key_cache_module, "source_fingerprint",
+                        lambda *packages: "another version" + real(*packages))
+    keys, fresh, upgraded = plan_keys(root, monkeypatch)
+    assert keys == fresh and warm == 1 and upgraded == cold == 5
 
 
 def test_warm_plan_computes_only_file_dependent_keys(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:

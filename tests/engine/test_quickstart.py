@@ -116,3 +116,29 @@ def test_doit_test_reports_a_failing_test_and_exits_non_zero(quickstart: Project
     forced = subprocess.run([str(doit), "-a", "test"], cwd=quickstart.root, capture_output=True, text=True,
                             timeout=120)
     assert summary_line(forced.stdout) == SUMMARY.format(5, 3, 1, 0, 1)
+
+
+def test_record_hashes_have_the_right_values(quickstart: Project) -> None:
+    """Each hash in a record is checked by value: the artifact hash against the compiled bytes on disk, the mock
+    hash against the mock entry the test reaches, the composite hash against the key the state DB holds green."""
+    import sqlite3
+
+    from open_agent_compiler.model.hashing import digest, digest_bytes
+
+    quickstart.test()
+    records = {r["test_id"]: r for r in quickstart.records()}
+    build = quickstart.root / ".oac" / "build" / "prod" / "opencode"
+    agent_file = ".opencode/agents/primary.md"
+    cap = records["capability:primary::echo-bash-allowed"]
+    assert cap["agent_state_hash"] == digest([(agent_file, digest_bytes((build / agent_file).read_bytes()))])
+    tool = records["tool:echo-tool::echo-default-mock"]
+    assert tool["mock_set_hash"] == digest({"tool": "echo-tool", "source": "tool.mock", "response": {
+        "kind": "fixed", "fixed_output": {"text": "DEFAULT", "from": "tool.mock"}, "sequence": [],
+        "callable_spec": None, "description": ""}})
+    db = sqlite3.connect(quickstart.root / ".oac" / "doit-state.sqlite3")
+    green = dict(db.execute("select task_id, green_key from doit where green_key is not null"))
+    assert len(green) == 4
+    for test_id, record in records.items():
+        if record["status"] == "pass":
+            assert green[f"test:prod:{test_id}"] == record["composite_hash"]
+    assert len({r["composite_hash"] for r in records.values()}) == 5

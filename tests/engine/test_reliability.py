@@ -34,13 +34,27 @@ COUNT = 40
 ''' + ONE_AGENT
 
 SLOW = '''
-import os, signal
+import os, signal, sqlite3, time
+
+
+def saved_green():
+    try:
+        db = sqlite3.connect("file:.oac/doit-state.sqlite3?mode=ro", uri=True)
+        return db.execute("select count(*) from doit where green_key is not null").fetchone()[0]
+    except sqlite3.Error:
+        return 0
 
 
 def answer(payload):
     fifo = os.environ.get("OAC_TEST_FIFO")
-    if fifo and payload["i"] == int(os.environ["OAC_TEST_BLOCK_AT"]):
-        with open(fifo, "w") as pipe:  # tell the test we are mid-run, then hang until killed
+    block_at = int(os.environ.get("OAC_TEST_BLOCK_AT", "-1"))
+    if fifo and payload["i"] == block_at:
+        # hang like a stuck test: no result arrives any more, so only the engine's timer can save the
+        # tests before this one; tell the test once it has (or after 30 s: the test then fails)
+        deadline = time.monotonic() + 30
+        while saved_green() < block_at and time.monotonic() < deadline:
+            time.sleep(0.01)
+        with open(fifo, "w") as pipe:
             pipe.write("blocked\\n")
         signal.pause()
     return {"i": payload["i"]}
@@ -83,23 +97,40 @@ def test_eight_concurrent_runs_share_one_project(project: Project) -> None:
     assert summary_line(done.stdout) == SUMMARY.format(4, 0, 0, 4, 0)
 
 
+def green_tests(project: Project) -> set[str]:
+    """Test ids the state DB holds as green (what the next run would skip)."""
+    db = project.root / ".oac" / "doit-state.sqlite3"
+    rows = sqlite3.connect(db).execute("select task_id from doit where green_key is not null").fetchall()
+    return {name.split(":", 2)[2] for (name,) in rows}
+
+
 def test_kill_minus_nine_mid_run_loses_nothing_that_finished(slow: Project, tmp_path) -> None:
-    proc = start_blocked_run(slow, tmp_path, 10, start_new_session=True)  # 0..9 have finished
+    proc = start_blocked_run(slow, tmp_path, 10, start_new_session=True)  # 0..9 have finished, 10 hangs
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
-    finished = {r["test_id"] for r in slow.records()}
-    assert finished == {f"tool:t{i}::slow-{i}" for i in range(10)}
+    finished = {f"tool:t{i}::slow-{i}" for i in range(10)}
+    assert {r["test_id"] for r in slow.records()} == finished
     lines = (slow.root / ".oac/test_results.jsonl").read_text().splitlines()
     assert all(json.loads(line) for line in lines)  # no torn line
+    # the green state was saved before the hanging test started: every finished test, each with its record
+    assert green_tests(slow) == finished
     done = slow.test()
-    line = summary_line(done.stdout)
-    assert "failed=0" in line and "discovered=40" in line
+    assert summary_line(done.stdout) == SUMMARY.format(40, 30, 0, 10, 0)
     rerun = {r["test_id"] for r in slow.records()[len(lines):]}
-    # every test that had not finished runs now; nothing is reported passed without having passed
-    assert {f"tool:t{i}::slow-{i}" for i in range(10, 40)} <= rerun
-    passed = int(line.split("passed=")[1].split()[0])
-    skipped = int(line.split("skipped=")[1].split()[0])
-    assert passed == len(rerun) and passed + skipped == 40
+    assert rerun == {f"tool:t{i}::slow-{i}" for i in range(10, 40)}
+
+
+def test_green_never_exists_without_its_record(slow: Project, tmp_path) -> None:
+    """Whatever moment a kill hits, a test the DB holds green has a pass record with the same key."""
+    for block_at in (1, 5):
+        proc = start_blocked_run(slow, tmp_path, block_at, start_new_session=True)
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        (tmp_path / "fifo").unlink()
+        records = {(r["test_id"], r["composite_hash"]) for r in slow.records() if r["status"] == "pass"}
+        db = sqlite3.connect(slow.root / ".oac" / "doit-state.sqlite3")
+        for name, key in db.execute("select task_id, green_key from doit where green_key is not null"):
+            assert (name.split(":", 2)[2], key) in records
 
 
 def test_corrupt_state_db_warns_and_runs_cold(project: Project) -> None:
@@ -166,3 +197,77 @@ def test_parallel_runs_wait_for_the_compile_task_and_report_failures(project: Pr
     assert sorted(r["test_id"] for r in rerun) == sorted(r["test_id"] for r in project.records()[:4])
     assert all(r["status"] == "pass" for r in rerun if r["test_kind"] == "capability")
     assert project.test("-n", jobs, code=1).stdout.count("FAIL") == 1  # only the failed test runs again
+
+
+def test_a_test_whose_record_cannot_be_written_is_not_green(project: Project, monkeypatch, capsys) -> None:
+    """The record is written before doit may save the pass: when writing it fails, nothing turns green."""
+    from open_agent_compiler.errors import ResultsError
+    from open_agent_compiler.tasks import build_options, graph, reporter, run_tests
+
+    def refuse(plan, record):
+        raise ResultsError("cannot write results file: disk full")
+
+    monkeypatch.setattr(graph, "append_record", refuse)
+    monkeypatch.setattr(reporter, "append_record", refuse)
+    monkeypatch.chdir(project.root)
+    code = run_tests(build_options(project.root, {"factory": "agents:registry", "config": "prod"}))
+    assert code != 0 and "disk full" in capsys.readouterr().out
+    db = project.root / ".oac" / "doit-state.sqlite3"
+    assert sqlite3.connect(db).execute("select count(*) from doit where green_key is not null").fetchone()[0] == 0
+    assert project.records() == []
+
+
+@pytest.mark.parametrize("where", ["dir", "file-parent"])
+def test_an_unusable_results_path_is_exit_2_before_any_test_runs(project: Project, where: str) -> None:
+    if where == "dir":
+        (project.root / "results.jsonl").mkdir()
+        target = "results.jsonl"
+    else:
+        (project.root / "blocker").write_text("a file, not a directory")
+        target = "blocker/results.jsonl"
+    done = project.test("--results", target, code=2)
+    assert done.stderr.count("\n") == 1 and "results" in done.stderr and "Traceback" not in done.stderr
+    assert project.executions() == [] and not (project.root / ".oac" / "doit-state.sqlite3").exists()
+
+
+SURROGATE = '''
+def answer(payload):
+    return {"i": payload["i"], "text": "bad \\udc80 byte"}
+'''
+
+
+def test_a_record_with_a_lone_surrogate_is_written_escaped(tmp_path) -> None:
+    agents = SLOW_TOOLS.replace("COUNT = 40", "COUNT = 1").replace("slow:answer", "surrogate:answer").replace(
+        'EqualsEvaluator(field="i", expected=i)', 'EqualsEvaluator(field="text", expected="other")')
+    proj = Project.of(tmp_path / "surrogate", {"agents.py": agents, "surrogate.py": SURROGATE})
+    done = proj.test(code=1)
+    assert summary_line(done.stdout) == SUMMARY.format(1, 0, 1, 0, 0)
+    (record,) = proj.records()
+    assert record["status"] == "fail" and "\\udc80" in json.dumps(record)
+
+
+def test_skipped_and_not_runnable_records_are_not_passed(quickstart: Project) -> None:
+    quickstart.test()
+    statuses = {r["status"]: r["passed"] for r in quickstart.records()}
+    assert statuses == {"pass": True, "not_runnable": False}
+    quickstart.edit("agents.py", 'evaluators=(EqualsEvaluator(field="from", expected="tool.mock"),)',
+                    'evaluators=(LLMJudgeEvaluator(criteria="x"),)')
+    quickstart.edit("agents.py", "JsonPathEvaluator, ", "JsonPathEvaluator, LLMJudgeEvaluator, ")
+    quickstart.test()
+    skipped = [r for r in quickstart.records() if r["status"] == "skipped"]
+    assert skipped and all(r["passed"] is False for r in skipped)
+
+
+def test_tests_of_a_failed_compile_are_counted_failed(project: Project) -> None:
+    # a directory where a compiled file goes (a file where the build directory goes is refused before the run)
+    blocked = project.root / ".oac" / "build" / "prod" / "opencode" / ".opencode" / "agents" / "primary.md"
+    blocked.mkdir(parents=True)
+    for jobs in ("1", "2"):
+        done = project.test("-n", jobs, code=1)
+        assert summary_line(done.stdout) == SUMMARY.format(4, 0 if jobs == "2" else 2, 2, 2 if jobs == "2" else 0, 0)
+        assert done.stdout.count("FAIL 'same-name'") == 2
+        assert "ERROR oac_compile:prod:opencode: " in done.stdout and "Traceback" not in done.stdout
+        assert str(blocked) in done.stdout
+        failed = [r for r in project.records() if r["status"] == "fail"][-2:]
+        assert all(r["evidence"][0]["evidence"].startswith("not run: its compile task failed: ")
+                   and str(blocked) in r["evidence"][0]["evidence"] for r in failed)

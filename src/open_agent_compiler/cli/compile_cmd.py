@@ -13,6 +13,7 @@ from open_agent_compiler.compiler.writer import NOT_OURS, WriteReport, write_out
 from open_agent_compiler.errors import OacError
 from open_agent_compiler.model.factory import load_registry
 from open_agent_compiler.tasks.settings import ProjectSettings, find_project
+from open_agent_compiler.tasks.compile_tasks import compile_through_doit
 
 ALL = "all"
 
@@ -116,5 +117,6 @@ def compile_command(factory: str | None, config_name: str | None, target: Path |
         for report in previews:
             print_report(report, verbose)
         return
-    for output in outputs:
-        print_report(write_output(output, target, dialect=output.dialect, clean=clean, adopt=adopt), verbose)
+    for report in compile_through_doit(factory, config_name, dialect_names(dialects), target, clean=clean,
+                                       adopt=adopt, root=root):
+        print_report(report, verbose)  # the same doit tasks `doit compile` runs (tasks.compile_tasks)

@@ -1,41 +1,102 @@
-"""Stable content digests (xxh3-128) of definitions and bytes."""
+"""Stable content digests (xxh3-128) of definitions and bytes.
 
+A digest is taken over a type-faithful canonical form: JSON alone would make `{"200": "ok"}` and `{200: "ok"}`,
+a tuple and a list, or 1 and True hash the same, and any of them can change a result. Models are dumped by
+pydantic (Rust) to Python data, which pickle (C, protocol 4, no memo) writes with every type kept; a value pickle
+cannot take falls back to a type-tagged JSON form (non-JSON values wrapped in tags a plain value cannot produce).
+Dict order counts (an equal dict built in another order only costs a re-run, never a stale pass).
+"""
+
+import io
 import json
+import pickle
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 import xxhash
 from pydantic import BaseModel
-from pydantic_core import PydanticSerializationError
+
+_TAG = "__oac_"
+_SCALARS = (str, int, float, bool, type(None))
 
 
 def digest_bytes(data: bytes) -> str:
     return xxhash.xxh3_128_hexdigest(data)
 
 
-def canonical_json(value: Any) -> str:
+def _sort_key(item: Any) -> str:
+    return json.dumps(item, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def tagged(value: Any) -> Any:
+    """`value` as JSON-ready data that keeps every distinction JSON would lose."""
+    kind = type(value)
+    if kind in _SCALARS:
+        return value
+    if kind is dict:
+        if all(type(k) is str and not k.startswith(_TAG) for k in value):
+            return {k: tagged(v) for k, v in value.items()}
+        pairs = [[tagged(k), tagged(v)] for k, v in value.items()]
+        return {_TAG + "dict": sorted(pairs, key=_sort_key)}
+    if kind is list:
+        return [tagged(v) for v in value]
+    if kind is tuple:
+        return {_TAG + "tuple": [tagged(v) for v in value]}
     if isinstance(value, BaseModel):
-        value = value.model_dump(mode="json")
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+        return {_TAG + "model": f"{kind.__module__}.{kind.__qualname__}", "fields": tagged(_fields(value))}
+    if isinstance(value, (set, frozenset)):
+        return {_TAG + kind.__name__: sorted((tagged(v) for v in value), key=_sort_key)}
+    if isinstance(value, (bytes, bytearray)):
+        return {_TAG + "bytes": bytes(value).hex()}
+    if isinstance(value, Path):
+        return {_TAG + "path": value.as_posix()}
+    plain = getattr(value, "value", None) if hasattr(type(value), "__members__") else None
+    if plain is not None:  # an Enum member: its class and value
+        return {_TAG + "enum": f"{kind.__module__}.{kind.__qualname__}", "value": tagged(plain)}
+    return {_TAG + "other": f"{kind.__module__}.{kind.__qualname__}", "repr": repr(value)}
+
+
+def _fields(model: BaseModel, exclude: set[str] | None = None) -> dict[str, Any]:
+    """A model's declared fields (and extras), not whatever else sits in its `__dict__` (cached properties)."""
+    values = {name: getattr(model, name) for name in type(model).model_fields if not exclude or name not in exclude}
+    if model.model_extra:
+        values.update({f"{_TAG}extra:{k}": v for k, v in model.model_extra.items()})
+    return values
+
+
+def canonical_json(value: Any) -> str:
+    return json.dumps(tagged(value), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def _pickled(value: Any) -> bytes:
+    """Type-faithful bytes of plain data, from C: pickle keeps int vs str keys, tuple vs list, 1 vs 1.0 vs True.
+    Fast mode keeps no memo, so equal content gives equal bytes whatever objects it shares."""
+    buffer = io.BytesIO()
+    pickler = pickle.Pickler(buffer, protocol=4)
+    pickler.fast = True
+    pickler.dump(value)
+    return buffer.getvalue()
+
+
+def _canonical_bytes(value: Any) -> bytes:
+    try:
+        return b"p" + _pickled(value)
+    except Exception:  # noqa: BLE001 - an object pickle cannot take: the tagged JSON form
+        return b"j" + canonical_json(value).encode("utf-8", "surrogatepass")
 
 
 def digest(value: Any) -> str:
-    """Digest of a model or JSON-able value; equal content gives an equal digest across runs.
-
-    Models are serialized by pydantic's Rust serializer in field order (stable for a given definition);
-    plain values go through sorted-key JSON.
-    """
+    """Digest of a model or any value; equal content (and equal types) gives an equal digest across runs."""
     if isinstance(value, BaseModel):
         return digest_model(value)
-    return digest_bytes(canonical_json(value).encode())
+    return digest_bytes(_canonical_bytes(value))
 
 
 def digest_model(model: BaseModel, exclude: set[str] | None = None) -> str:
-    try:
-        return digest_bytes(model.model_dump_json(exclude=exclude).encode())
-    except PydanticSerializationError:  # an exotic value inside an `Any` field: fall back to lenient JSON
-        return digest_bytes(canonical_json(model.model_dump(mode="python", exclude=exclude)).encode())
+    kind = type(model)
+    return digest_bytes(_canonical_bytes((f"{kind.__module__}.{kind.__qualname__}",
+                                          model.model_dump(mode="python", exclude=exclude))))
 
 
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent

@@ -1,13 +1,16 @@
 """doit dependency backend: sqlite in WAL mode, shared safely by concurrent `oac test` runs.
 
 Differences from doit's own sqlite backend, each for a measured failure of it:
-- the green key and time of every task sit in their own columns, read in one SELECT at open (the warm path
-  asks for every test's green state); the JSON rows are decoded only for tasks that are asked about;
+- what doit asks of every task on a warm run (its green key and time, `checker:`, `deps:`, `ignore:`, the values
+  of a pass) sits in columns read in one SELECT at open; a task's JSON row is read and decoded only when asked
+  for more (a test that runs, `doit info`), and a pass's key parts (for `--explain`) sit in a column of their own;
 - `busy_timeout` + WAL, and every write batched into short IMMEDIATE transactions, so a second process waits
   instead of dying with "database is locked";
-- rows are flushed every FLUSH_SECONDS during the run, not only at the end, so a SIGKILL loses at most that
-  much progress (lost progress only makes tests re-run, never pass);
-- a failed task leaves a tombstone instead of a deleted row, so `--explain` can say "last run failed";
+- progress is flushed by a timer every FLUSH_SECONDS while anything is unsaved (not only when the next result
+  arrives) and at the end, so after a SIGKILL, even one that hits a hanging test, what finished more than
+  FLUSH_SECONDS before stays saved (lost progress only makes tests re-run, never pass);
+- a failed task leaves a tombstone (`mark_failed`, called by our reporter) so `--explain` can say "last run
+  failed"; doit's own `remove` (a failure, `doit forget`) deletes the row;
 - a corrupt file is moved aside with a warning and the run starts cold instead of crashing.
 """
 
@@ -15,19 +18,52 @@ import json
 import os
 import sqlite3
 import sys
+import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from open_agent_compiler.tasks.state_paths import state_error
 
 FAILED = "_failed_"
-FLUSH_SECONDS = 0.25
 BUSY_TIMEOUT_MS = 60_000
+FLUSH_SECONDS = 0.25
+VALUES = "_values_:"
+COLUMNS = ("green_key", "green_at", "imports", "checker", "deps", "ignored", "parts")
+
+
+class Summary(NamedTuple):
+    """The columns of one task's row."""
+
+    green_key: str | None
+    green_at: str | None
+    imports: str | None  # JSON list
+    checker: str | None
+    deps: str | None  # JSON list
+    ignored: str | None
 
 
 def _warn(message: str) -> None:
     print(f"oac: warning: {message}", file=sys.stderr)
+
+
+def summarise(row: dict[str, Any]) -> tuple[Summary, str | None, str]:
+    """(columns, key parts JSON, row JSON without the key parts) of a row about to be written."""
+    values = row.get(VALUES)
+    parts = None
+    if isinstance(values, dict) and "parts" in values:
+        parts = json.dumps(values["parts"], default=str)
+        row = {**row, VALUES: {k: v for k, v in values.items() if k != "parts"}}
+    passed = isinstance(values, dict) and values.get("status") == "pass"
+    imports = values.get("imports") if passed else None
+    deps = row.get("deps:")
+    checker = row.get("checker:")
+    ignored = row.get("ignore:")
+    summary = Summary(values.get("key") if passed else None, values.get("at") if passed else None,
+                      json.dumps(imports) if imports else None, checker if isinstance(checker, str) else None,
+                      json.dumps(list(deps)) if isinstance(deps, (list, tuple)) and deps else None,
+                      ignored if isinstance(ignored, str) else None)
+    return summary, parts, json.dumps(row, default=str)
 
 
 class OacStateDB:
@@ -37,10 +73,12 @@ class OacStateDB:
 
     def __init__(self, name: str, codec: Any = None, *, module_name: str | None = None) -> None:
         self.name = name
+        self._summaries: dict[str, Summary] = {}
         self._cache: dict[str, dict[str, Any]] = {}
-        self._green: dict[str, tuple[str | None, str | None]] = {}
         self._dirty: set[str] = set()
-        self._last_flush = time.monotonic()
+        self._lock = threading.RLock()  # the timer thread flushes while doit's thread records results
+        self._stop = threading.Event()
+        self._flusher: threading.Thread | None = None
         try:
             Path(name).parent.mkdir(parents=True, exist_ok=True)
             self._conn = self._open(name)
@@ -54,14 +92,14 @@ class OacStateDB:
 
     @staticmethod
     def _open(name: str) -> sqlite3.Connection:
-        conn = sqlite3.connect(name, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000)
+        conn = sqlite3.connect(name, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False)
         conn.execute(f"pragma busy_timeout={BUSY_TIMEOUT_MS}")
         conn.execute("pragma journal_mode=wal")
         conn.execute("pragma synchronous=normal")
-        conn.execute("create table if not exists doit "
-                     "(task_id text not null primary key, task_data json, green_key text, green_at text)")
+        conn.execute("create table if not exists doit (task_id text not null primary key, task_data json, "
+                     + ", ".join(f"{column} text" for column in COLUMNS) + ")")
         columns = {row[1] for row in conn.execute("pragma table_info(doit)")}
-        for column in ("green_key", "green_at"):  # a file from before these columns existed
+        for column in COLUMNS:  # a file from before these columns existed
             if column not in columns:
                 try:
                     conn.execute(f"alter table doit add column {column} text")
@@ -71,19 +109,18 @@ class OacStateDB:
         return conn
 
     def _load(self) -> None:
-        self._green = {
-            task_id: (key, at) for task_id, key, at in self._conn.execute("select task_id, green_key, green_at from doit")
-        }
+        self._summaries = {row[0]: Summary(*row[1:]) for row in self._conn.execute(
+            "select task_id, green_key, green_at, imports, checker, deps, ignored from doit")}
 
     def _row(self, task_id: str) -> dict[str, Any]:
         """The decoded row of one task, read on first use; an unreadable row counts as absent."""
         row = self._cache.get(task_id)
         if row is None:
             row = {}
-            if task_id in self._green:
+            if task_id in self._summaries:
                 found = self._conn.execute("select task_data from doit where task_id = ?", (task_id,)).fetchone()
                 try:
-                    value = json.loads(found[0]) if found else {}
+                    value = json.loads(found[0]) if found and found[0] is not None else {}
                 except (TypeError, ValueError):
                     _warn(f"{self.name}: ignored the unreadable row of {task_id}; it will run again")
                     value = {}
@@ -100,58 +137,116 @@ class OacStateDB:
 
     # doit's backend interface ---------------------------------------------------------------------------------
     def get(self, task_id: str, dependency: str) -> Any:
+        if task_id not in self._cache:
+            summary = self._summaries.get(task_id)
+            if summary is not None and summary.checker is not None:  # a row written by this backend
+                if dependency == "checker:":
+                    return summary.checker
+                if dependency == "deps:":
+                    return json.loads(summary.deps) if summary.deps and summary.deps != "[]" else None
+                if dependency == "ignore:":
+                    return summary.ignored
+                if dependency == VALUES and summary.green_key is not None:
+                    return self._green_values(summary)
         return self._row(task_id).get(dependency)
 
+    @staticmethod
+    def _green_values(summary: Summary) -> dict[str, Any]:
+        values: dict[str, Any] = {"key": summary.green_key, "status": "pass", "at": summary.green_at}
+        if summary.imports:
+            values["imports"] = json.loads(summary.imports)
+        return values
+
     def set(self, task_id: str, dependency: str, value: Any) -> None:
-        row = self._row(task_id)
-        if FAILED in row:
-            row = self._cache[task_id] = {}
-        row[dependency] = value
-        self._dirty.add(task_id)
-        if time.monotonic() - self._last_flush > FLUSH_SECONDS:
-            self.flush()
+        with self._lock:
+            row = self._row(task_id)
+            if FAILED in row:
+                row = self._cache[task_id] = {}
+            row[dependency] = value
+            self._dirty.add(task_id)
+        if self._flusher is None:
+            self._start_flusher()
 
     def in_(self, task_id: str) -> bool:
         row = self._row(task_id)
         return bool(row) and FAILED not in row
 
     def remove(self, task_id: str) -> None:
-        self._cache[task_id] = {FAILED: True}
-        self._dirty.add(task_id)
+        with self._lock:
+            self._cache[task_id] = {}
+            self._dirty.add(task_id)
 
     def remove_all(self) -> None:
-        self._cache.clear()
-        self._green.clear()
-        self._dirty.clear()
-        self._write(lambda conn: conn.execute("delete from doit"))
+        with self._lock:
+            self._summaries.clear()
+            self._cache.clear()
+            self._dirty.clear()
+            self._write(lambda conn: conn.execute("delete from doit"))
 
     def dump(self) -> None:
+        self._stop.set()
+        if self._flusher is not None and self._flusher is not threading.current_thread():
+            self._flusher.join()
         self.flush()
         self._conn.close()
 
     # ours ---------------------------------------------------------------------------------------------------
+    def mark_failed(self, task_id: str) -> None:
+        with self._lock:
+            self._cache[task_id] = {FAILED: True}
+            self._dirty.add(task_id)
+
     def failed_last(self, task_id: str) -> bool:
         return FAILED in self._row(task_id)
 
     def green(self, task_id: str) -> tuple[str | None, str | None]:
         """(key, time) of the task's last passing run, or (None, None): no JSON decoded."""
-        return self._green.get(task_id, (None, None))
+        summary = self._summaries.get(task_id)
+        return (summary.green_key, summary.green_at) if summary is not None else (None, None)
+
+    def parts(self, task_id: str) -> dict[str, Any]:
+        """The key parts saved with the task's last successful run (for `--explain`)."""
+        row = self._cache.get(task_id)
+        values = row.get(VALUES) if row else None
+        if isinstance(values, dict) and "parts" in values:
+            return values["parts"]
+        found = self._conn.execute("select parts from doit where task_id = ?", (task_id,)).fetchone()
+        try:
+            parts = json.loads(found[0]) if found and found[0] else {}
+        except ValueError:
+            return {}
+        return parts if isinstance(parts, dict) else {}
+
+    def _start_flusher(self) -> None:
+        self._flusher = threading.Thread(target=self._flush_periodically, name="oac-state-flush", daemon=True)
+        self._flusher.start()
+
+    def _flush_periodically(self) -> None:
+        while not self._stop.wait(FLUSH_SECONDS):
+            self.flush()
 
     def flush(self) -> None:
-        self._last_flush = time.monotonic()
-        if not self._dirty:
-            return
-        rows = []
-        for task_id in self._dirty:
-            row = self._cache[task_id]
-            values = row.get("_values_:") or {}
-            passed = isinstance(values, dict) and values.get("status") == "pass"
-            key, at = (values.get("key"), values.get("at")) if passed else (None, None)
-            self._green[task_id] = (key, at)
-            rows.append((task_id, json.dumps(row, default=str), key, at))
-        self._dirty = set()
-        self._write(lambda conn: conn.executemany(
-            "insert or replace into doit (task_id, task_data, green_key, green_at) values (?, ?, ?, ?)", rows))
+        with self._lock:
+            if not self._dirty:
+                return
+            rows = []
+            gone = []
+            for task_id in self._dirty:
+                row = self._cache[task_id]
+                if not row:
+                    gone.append((task_id,))
+                    self._summaries.pop(task_id, None)
+                    continue
+                summary, parts, data = summarise(row)
+                self._summaries[task_id] = summary
+                rows.append((task_id, data, *summary, parts))
+            self._dirty = set()
+
+            def work(conn: sqlite3.Connection) -> None:
+                conn.executemany("insert or replace into doit (task_id, task_data, " + ", ".join(COLUMNS)
+                                 + ") values (?, ?, " + ", ".join("?" for _ in COLUMNS) + ")", rows)
+                conn.executemany("delete from doit where task_id = ?", gone)
+            self._write(work)
 
     def _write(self, work: Any) -> None:
         try:
@@ -164,3 +259,26 @@ class OacStateDB:
             self._conn.execute("commit")
         except (sqlite3.OperationalError, OSError) as exc:  # e.g. a full disk: one line naming the file
             raise state_error(self.name, exc, "write the state database") from None
+
+
+def saved_imports(db_path: Path) -> dict[str, list[str]]:
+    """task name → discovered project files of its last pass, read before doit opens the DB (keys need them)."""
+    if not db_path.is_file():
+        return {}
+    try:
+        conn = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_MS / 1000)
+        try:
+            rows = conn.execute("select task_id, imports from doit where imports is not null").fetchall()
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return {}  # missing column, corrupt file: doit's open deals with it; no discovered deps known
+    found: dict[str, list[str]] = {}
+    for task_id, raw in rows:
+        try:
+            value = json.loads(raw)
+        except ValueError:
+            continue
+        if isinstance(value, list):
+            found[task_id] = [str(v) for v in value]
+    return found

@@ -1,11 +1,12 @@
-"""The task graph: one compile task per (config, dialect), one task per discovered test.
+"""The task graph: one compile task per (config, dialect), one doit task per discovered test, in every run.
 
-A test task is up to date iff its last run under the same key passed; its key folds in everything that can
-change its result (see `testing.keys`). Failed runs leave no green state, so they always run again.
+A test task's `uptodate` check compares its composite key (see `testing.keys`) with the key of its last pass,
+read from our backend's bulk-loaded columns; its `file_dep` are the files its key covers (handler scripts,
+callable-mock modules, discovered project imports); capability and agent tests depend on the compile task.
+doit decides what runs. Failed runs leave no green state, so they always run again.
 """
 
 import inspect
-import os
 import re
 import time
 import uuid
@@ -17,48 +18,75 @@ from typing import Any
 import xxhash
 from doit.exceptions import TaskFailed
 from doit.globals import Globals
+from doit.task import Task
 
-from open_agent_compiler.compiler.dialects import get_dialect
-from open_agent_compiler.errors import OacError
-from open_agent_compiler.model.factory import load_registry
-from open_agent_compiler.model.hashing import digest, digest_bytes
-from open_agent_compiler.testing.discovery import TestCase, discover, select
-from open_agent_compiler.testing.keys import FileDigests, KeyParts, key_parts
-from open_agent_compiler.testing.results import TestOutcome, now_iso
-from open_agent_compiler.testing.handlers import start_handler
-from open_agent_compiler.testing.prefetch import HandlerPrefetch
-from open_agent_compiler.testing.runner import RunSettings, handler_call, run_case
+from open_agent_compiler.model.registry import ResolvedConfig
+from open_agent_compiler.tasks import planning
 from open_agent_compiler.testing.invokers.select import load_invoker
 from open_agent_compiler.testing.judges import judge_key, load_judge
 from open_agent_compiler.tasks.backend import OacStateDB
 from open_agent_compiler.tasks.build_sync import sync_build
-from open_agent_compiler.tasks.memo_store import load_key_cache, load_memo, save_key_cache, save_memo
+from open_agent_compiler.tasks.records import append_record, build_record, check_results_path
 from open_agent_compiler.tasks.settings import TestOptions
-from open_agent_compiler.tasks.state_paths import check_state_paths, on_state, state_error
+from open_agent_compiler.errors import OacError
+from open_agent_compiler.tasks.state_paths import check_state_paths
+from open_agent_compiler.testing import project_imports
+from open_agent_compiler.testing.discovery import TestCase
+from open_agent_compiler.testing.handlers import start_handler
+from open_agent_compiler.testing.keys import KeyParts, callable_specs
+from open_agent_compiler.testing.mocks import resolve_mock
+from open_agent_compiler.testing.prefetch import HandlerPrefetch
+from open_agent_compiler.testing.results import TestOutcome, now_iso
+from open_agent_compiler.testing.runner import RunSettings, handler_call, run_case
 
 TEST_GROUP = "test"
 COMPILE_GROUP = "oac_compile"
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.:/@+-]")
 _PLANS: dict[str, "TestPlan"] = {}  # run_id → plan, so a reporter built by doit can find its run
+_TASK_ONLY = inspect.Signature([inspect.Parameter("task", inspect.Parameter.POSITIONAL_OR_KEYWORD)])
+_TASK_VALUES = inspect.Signature([inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+                                  for n in ("task", "values")])
 
 
 def task_name(config: str, test_id: str) -> str:
     """A doit-safe, stable name: readable where possible, with a digest suffix where characters were replaced."""
     raw = f"{config}:{test_id}"
     safe = _UNSAFE.sub("_", raw)
-    return safe if safe == raw else f"{safe}~{xxhash.xxh32_hexdigest(raw)}"
+    return safe if safe == raw else f"{safe}~{xxhash.xxh32_hexdigest(raw.encode('utf-8', 'surrogatepass'))}"
 
 
 class CompiledCheck:
+    """Up to date iff the compile task last wrote exactly this output (doit also checks its targets exist)."""
+
+    __signature__ = _TASK_VALUES  # doit inspects an uptodate callable per task: give it the answer at once
+
     def __init__(self, key: str) -> None:
         self.key = key
 
     def __call__(self, task: Any, values: dict[str, Any]) -> bool:
         return values.get("compiled") == self.key
 
+    def __repr__(self) -> str:
+        return "oac compile check: the build dir does not hold this compiled output"
+
+
+class GreenCheck:
+    """A test task's `uptodate`: its key equals the key of its last pass (one per plan, shared by its tasks)."""
+
+    __signature__ = _TASK_ONLY  # only `task`: doit then decodes no saved values to call us
+
+    def __init__(self, plan: "TestPlan") -> None:
+        self.plan = plan
+
+    def __call__(self, task: Any) -> bool:
+        return self.plan.green_at(task.name, self.plan.test_ids[task.name]) is not None
+
+    def __repr__(self) -> str:  # what `doit info` prints when the check fails
+        return "oac key check: the test's key is not the key of a passing run (`oac test --explain` says which part)"
+
 
 class TestPlan:
-    """Everything one run needs, computed once: resolved config, tests, compiled output, keys."""
+    """Everything one run needs, computed once by the planning pipeline (see `planning`)."""
 
     __test__ = False
 
@@ -66,130 +94,162 @@ class TestPlan:
         check_state_paths(options)  # every place the run writes is usable, before anything runs
         self.options = options
         self.run_id = uuid.uuid4().hex
-        root = options.root
-        registry = load_registry(options.factory, str(root))
-        self.resolved = registry.resolve_config(options.config)
-        self.dialect = get_dialect(options.dialect)
-        self.cases = select(discover(self.resolved), kind=options.kind, text=options.filter)
-        self.settings = RunSettings(project_root=root, build_dir=options.build_dir, dialect=options.dialect,
-                                    timeout=options.timeout, hermetic=options.hermetic,
-                                    invoker=load_invoker(options.invoker, root=root, factory=options.factory,
-                                                         script=options.invoker_script, dialect=options.dialect),
-                                    judge=load_judge(options.judge, root), strict=options.strict)
-        self.invoker_key = self.settings.invoker.info.key() if self.settings.invoker is not None else None
-        self.judge_key = judge_key(options.judge, self.settings.judge, root)
-        self.compile_task = f"{COMPILE_GROUP}:{task_name(options.config, options.dialect)}"
-        self.needs_compile = any(case.kind != "tool" for case in self.cases)
-        self.output = None
-        if self.needs_compile:
-            memo_path = options.state_dir / "render-memo" / f"{options.dialect}.json"
-            memo = load_memo(memo_path)
-            self.output = self.dialect.compile(self.resolved, source_root=root, memo=memo)
-            with on_state(memo_path, "write the cache"):
-                save_memo(memo_path, memo)
-        self.contents = contents = self.output.file_map() if self.output is not None else {}
-        self.compiled_paths = sorted(contents)
-        self.compiled_key = digest([(path, digest_bytes(contents[path])) for path in self.compiled_paths])
-        self.artifact_paths: dict[str, tuple[str, ...]] = {}
-        self.artifact_digests: dict[str, str] = {}
-        if self.output is not None:
-            for agent in self.resolved.agents:
-                paths = self.dialect.capability_files(agent.compiled_name)
-                self.artifact_paths[agent.compiled_name] = paths
-                self.artifact_digests[agent.compiled_name] = digest(
-                    [(p, digest_bytes(contents[p])) for p in paths if p in contents])
-        self.files = FileDigests(root)
+        self.root = options.root  # resolved once: `options.root` resolves the path on every call
+        self.results_path = options.results_path
+        check_results_path(self.results_path)
+        self.resolved: ResolvedConfig = planning.load(options)
+        self.cases = planning.discover_tests(self.resolved, options)
+        invoker = load_invoker(options.invoker, root=self.root, factory=options.factory,
+                               script=options.invoker_script, dialect=options.dialect)
+        judge = load_judge(options.judge, self.root)
+        self.invoker_key = invoker.info.key() if invoker is not None else None  # part of agent tests' keys
+        self.judge_key = judge_key(options.judge, judge, self.root)  # part of the keys of tests with llm_judge
         self.by_id = {case.test_id: case for case in self.cases}
-        self._parts: dict[str, KeyParts] = {}
-        self.keys = self._keys(options.state_dir / "key-cache" / f"{options.dialect}.json")
-        self.green: dict[str, str] = {}
+        self.names = {case.test_id: f"{TEST_GROUP}:{task_name(options.config, case.test_id)}" for case in self.cases}
+        self.test_ids = {name: test_id for test_id, name in self.names.items()}
+        self.needs_compile = any(case.kind != "tool" for case in self.cases)
+        self.compiled = planning.compile_dialect(self.resolved, options, self.needs_compile)
+        self.compile_task = f"{COMPILE_GROUP}:{task_name(options.config, options.dialect)}"
+        self.keyer = planning.Keyer(self.resolved, self.cases, self.compiled, options,
+                                    planning.discovered_imports(options, self.names), invoker=self.invoker_key,
+                                    judge=self.judge_key)
+        self.keys = planning.test_keys(self.cases, self.resolved, self.compiled, options, self.keyer,
+                                       options.state_dir / "key-cache" / f"{options.dialect}.json")
+        self.settings = RunSettings(project_root=options.root, build_dir=options.build_dir, dialect=options.dialect,
+                                    timeout=options.timeout, hermetic=options.hermetic, invoker=invoker, judge=judge,
+                                    strict=options.strict)
         self.prefetch = HandlerPrefetch([])
+        self.prefetching = False  # only `oac test` runs every task it plans; a `doit` selection may run a few
+        self.green_check = GreenCheck(self)
+        self.compile_error: str | None = None
         _PLANS[self.run_id] = self
 
-    def _keys(self, cache_path: Path) -> dict[str, str]:
-        """test_id → key: from the key cache for agents whose scope is unchanged since the last run, else computed."""
-        cache = load_key_cache(cache_path)
-        keys = cache.keys(self.cases, self.resolved, self.artifact_digests, self.options.dialect, self.options.variant,
-                          self.parts_of, self.invoker_key, self.judge_key)
-        with on_state(cache_path, "write the cache"):
-            save_key_cache(cache_path, cache)
-        return keys
+    # kept for callers that knew the plan's parts before the pipeline
+    @property
+    def contents(self) -> dict[str, bytes]:
+        return self.compiled.contents
+
+    @property
+    def artifact_digests(self) -> dict[str, str]:
+        return self.compiled.artifact_digests
 
     def parts_of(self, test_id: str) -> KeyParts:
-        """The named parts of a test's key, computed when first asked (a run asks only for tests that run)."""
-        parts = self._parts.get(test_id)
-        if parts is None:
-            parts = self._parts[test_id] = key_parts(
-                self.by_id[test_id], resolved=self.resolved, files=self.files, artifact_digests=self.artifact_digests,
-                dialect=self.options.dialect, variant=self.options.variant, invoker=self.invoker_key,
-                judge=self.judge_key)
-        return parts
+        return self.keyer.parts_of(test_id)
+
+    def adopt_imports(self, test_id: str, imports: list[str]) -> None:
+        """Key the test over the project files this run found it loads (a depfile), so the key saved with its
+        pass is the key the next run computes from the saved imports."""
+        found = [str(self.root / path) for path in imports]
+        if sorted(found) != sorted(self.keyer.discovered.get(test_id, ())):
+            self.keyer.rekey(test_id, found)
+            self.keys[test_id] = self.parts_of(test_id).key()
+
+    def green_at(self, name: str, test_id: str) -> str | None:
+        """When the test's last pass under its current key finished, or None: it must run."""
+        manager = Globals.dep_manager
+        if manager is None:
+            return None
+        key = self.keys[test_id]
+        backend = manager.backend
+        if isinstance(backend, OacStateDB):  # indexed columns, no JSON to decode
+            saved_key, at = backend.green(name)
+            return (at or "an earlier run") if saved_key == key else None
+        values = manager.get_values(name)  # any other doit backend: the saved values say the same
+        if values.get("key") == key and values.get("status") == "pass":
+            return values.get("at", "an earlier run")
+        return None
 
     # task dictionaries (doit's dodo format) -------------------------------------------------------------------
-    def green_from_state(self) -> dict[str, str]:
-        """test_id → time of the green run each up-to-date test matches, read from doit's dependency DB.
-
-        These tests are settled before doit starts, so a warm run costs one dict lookup per test instead of
-        doit's per-task machinery; failed or changed tests become tasks as usual.
-        """
-        manager = Globals.dep_manager
-        if manager is None or self.options.force:
-            return {}
-        backend = getattr(manager, "backend", None)
-        green = {}
-        for case in self.cases:
-            name = f"{TEST_GROUP}:{task_name(self.options.config, case.test_id)}"
-            key = self.keys[case.test_id]
-            if isinstance(backend, OacStateDB):  # two indexed columns, no JSON to decode
-                saved_key, at = backend.green(name)
-                if saved_key == key:
-                    green[case.test_id] = at or "an earlier run"
-                continue
-            values = manager.get_values(name)  # any other doit backend: the saved values say the same
-            if values.get("key") == key and values.get("status") == "pass":
-                green[case.test_id] = values.get("at", "an earlier run")
-        return green
-
     def task_dicts(self) -> Iterator[dict[str, Any]]:
-        self.green = self.green_from_state()
-        pending = [case for case in self.cases if case.test_id not in self.green]
-        self.prefetch = HandlerPrefetch([(case.test_id, partial(start_handler, **call)) for case in pending
-                                         if (call := handler_call(case, self.resolved, self.settings))])
-        if any(case.kind != "tool" for case in pending):
-            assert self.output is not None
-            build_dir = self.options.build_dir  # resolved once, not once per file
-            yield {
-                "basename": COMPILE_GROUP,
-                "name": task_name(self.options.config, self.options.dialect),
-                "doc": f"compile config {self.options.config!r} for {self.options.dialect}",
-                "actions": [(compile_action, [self.run_id])],
-                "uptodate": [CompiledCheck(self.compiled_key)],
-                "targets": [f"{build_dir}{os.sep}{path}" for path in self.compiled_paths],
-                "meta": {"oac_compile": {"run_id": self.run_id}},
-                "verbosity": 0,
-            }
-        for case in pending:
-            yield self._test_task(case)
+        if self.prefetching:
+            self._start_prefetch()
+        if self.needs_compile:
+            build_dir = str(self.options.build_dir)
+            compile_task = Task(
+                self.compile_task, [(compile_action, [self.run_id])],
+                doc=f"compile config {self.options.config!r} for {self.options.dialect} into {build_dir}",
+                uptodate=[CompiledCheck(self.compiled.key)],
+                targets=[f"{build_dir}/{path}" for path in sorted(self.compiled.contents)],
+                meta={"oac_compile": {"run_id": self.run_id}}, verbosity=0, subtask_of=COMPILE_GROUP)
+            yield Task(COMPILE_GROUP, None, doc="compile the tested config into .oac/build (what tests read back)",
+                       has_subtask=True, task_dep=[compile_task.name])
+            yield compile_task
+        yield from self._test_tasks()
 
-    def _test_task(self, case: TestCase) -> dict[str, Any]:
-        task: dict[str, Any] = {
-            "name": task_name(self.options.config, case.test_id),
-            "doc": f"{case.kind} test {case.name!r} on {case.target_name!r}",
-            "actions": [(test_action, [self.run_id, case.test_id])],
-            # No `uptodate`: green_from_state already settled every up-to-date test from doit's DB, so each task
-            # handed to doit must run (doit treats a task without dependencies as never up to date).
-            "meta": {"oac": {"run_id": self.run_id, "test_id": case.test_id}},
-            "verbosity": 0,
-        }
-        if case.kind != "tool":
-            task["task_dep"] = [self.compile_task]
-        return task
+    def _test_tasks(self) -> Iterator[Task]:
+        """The `test` group and one task per test, as doit Task objects built by copying one prototype: doit's
+        Task() checks and normalises every attribute (~50 µs a task); a copy with its own mutable parts costs
+        ~10 µs. Each is what doit would build from {name, doc, actions, uptodate, file_dep, task_dep, meta}."""
+        group = Task(TEST_GROUP, None, doc="oac tests of the config named in [tool.oac] (pyproject.toml)",
+                     has_subtask=True)
+        proto = Task("test:proto", [(test_action, [self.run_id])], uptodate=[self.green_check], verbosity=0, meta={})
+        # What no test task changes lives once, on a Task subclass made for this plan; an instance holds only its
+        # own parts and what doit copies out of `__dict__` to send to -n workers. A test's action replaces its
+        # meta and file_dep; doit replaces, never mutates, the rest. 5,000 tasks: ~9 MB less than full Tasks.
+        own = ("_actions", "_action_instances", "clean_actions", "teardown", "custom_title", "value_savers",
+               "uptodate")
+        shared = {key: value for key, value in proto.__dict__.items() if key not in own}
+        test_task = type("OacTestTask", (Task,), {"__module__": __name__, **shared})
+        actions = [(test_action, [self.run_id])]
+        uptodate = proto.uptodate
+        meta = {"oac": {"run_id": self.run_id}}
+        none: list[Any] = []
+        no_files: frozenset[str] = frozenset()
+        after_compile = [self.compile_task]
+        yield group  # its task_dep fills below, before doit reads it
+        for case in self.cases:
+            name = self.names[case.test_id]
+            task = test_task.__new__(test_task)
+            files = self.file_dep(case.test_id)
+            task.__dict__.update(
+                name=name, doc=f"{case.kind} test {case.name!r} on {case.target_name!r}", _actions=actions,
+                _action_instances=None, clean_actions=none, teardown=none, custom_title=None, value_savers=none,
+                uptodate=uptodate, meta=meta, values={}, subtask_of=TEST_GROUP)
+            if files:  # doit may add implicit task_dep to a task whose file_dep another task makes
+                task.file_dep = set(files)
+                task.task_dep = [self.compile_task] if case.kind != "tool" else []
+            else:
+                task.file_dep = no_files
+                task.task_dep = after_compile if case.kind != "tool" else none
+            group.task_dep.append(name)
+            yield task
+
+    def _start_prefetch(self) -> None:
+        """Start the real handlers of the tests that will run (not green, not ignored) ahead of their turn."""
+        manager = Globals.dep_manager
+        pending = []
+        for case in self.cases:
+            if case.kind != "tool":
+                continue
+            name = self.names[case.test_id]
+            if not self.options.force and self.green_at(name, case.test_id) is not None:
+                continue
+            if manager is not None and manager.status_is_ignore(_Named(name)):
+                continue
+            call = handler_call(case, self.resolved, self.settings)
+            if call:
+                pending.append((case.test_id, partial(start_handler, **call)))
+        self.prefetch = HandlerPrefetch(pending)
+
+    def file_dep(self, test_id: str) -> list[str]:
+        """The files a test's key covers (only tests keyed afresh have any: cached keys cover no file)."""
+        parts = self.keyer._parts.get(test_id)
+        if parts is None or not parts.files:
+            return []
+        root = self.root
+        return [str(root / label) for label, found in parts.files.items()
+                if found != "missing" and not label.startswith("module ")]
 
     def model_name(self, case: TestCase) -> str | None:
         if case.slot is None:
             return None
         params = self.resolved.agent(case.slot).model_parameters
         return params.model_name if params else None
+
+
+class _Named:
+    def __init__(self, name: str) -> None:
+        self.name = name
 
 
 def plan_for(run_id: str) -> TestPlan:
@@ -213,35 +273,81 @@ def compile_action(run_id: str, task: Any) -> None | TaskFailed:
     plan = plan_for(run_id)
     previous = Globals.dep_manager.get_values(task.name).get("files", {}) if Globals.dep_manager else {}
     try:
-        task.values["files"] = sync_build(plan.contents, plan.options.build_dir, previous)
-    except OSError as exc:  # one line naming the path, not doit's traceback
-        return TaskFailed(str(state_error(plan.options.build_dir, exc, "write the build")))
+        task.values["files"] = sync_build(plan.compiled.contents, plan.options.build_dir, previous)
+    except OSError as exc:  # one line naming the culprit; the tests that depend on this task say it too
+        plan.compile_error = f"cannot write {exc.filename or plan.options.build_dir}: {exc.strerror or exc}"
+        return TaskFailed(plan.compile_error)
     except OacError as exc:  # fsio refused a path (a directory or link in the way): its line names it
-        return TaskFailed(str(exc))
-    task.values["compiled"] = plan.compiled_key
+        plan.compile_error = str(exc)
+        return TaskFailed(plan.compile_error)
+    task.values["compiled"] = plan.compiled.key
+    return None
 
 
-def test_action(run_id: str, test_id: str, task: Any) -> None | TaskFailed:
-    plan = plan_for(run_id)
-    case = plan.by_id[test_id]
+def _run(plan: TestPlan, case: TestCase) -> tuple[TestOutcome, list[str]]:
+    """The test's outcome, and the project files it loaded (handler / mock imports), relative to the root."""
     started = time.perf_counter()
-    started_handler = plan.prefetch.take(test_id)
+    started_handler = plan.prefetch.take(case.test_id)
     plan.prefetch.top_up()  # the next tests' handlers start while this one runs
+    with project_imports.tracking() as loaded:
+        try:
+            outcome = run_case(case, plan.resolved, plan.settings, plan.compiled.artifact_paths.get(case.target_name, ()),
+                               started_handler, artifacts=plan.compiled.artifacts(case.target_name))
+        except Exception as exc:  # noqa: BLE001 - one broken test must not stop the run
+            outcome = TestOutcome(status="fail", score=0.0, skip_reason=f"internal error: {type(exc).__name__}: {exc}",
+                                  duration_s=time.perf_counter() - started)
+        except BaseException as exc:  # SystemExit / KeyboardInterrupt from user code in this process
+            if isinstance(exc, KeyboardInterrupt):
+                raise
+            outcome = TestOutcome(status="fail", score=0.0,
+                                  skip_reason=f"user code raised {type(exc).__name__}: {exc}",
+                                  duration_s=time.perf_counter() - started)
+    loaded.update(_mock_modules(plan, case))  # imported before (e.g. by the registry): its recorded edges count
+    root = plan.root
+    return outcome, [_relative(path, root) for path in project_imports.files_of(loaded)]
+
+
+def _mock_modules(plan: TestPlan, case: TestCase) -> set[str]:
+    """Modules of the callable mocks a test can call."""
+    if case.kind == "tool" and case.tool is not None:
+        tools = [case.tool]
+    elif case.kind == "agent" and case.slot is not None:
+        tools = [reachable.tool for reachable in plan.resolved.agent(case.slot).tools]
+    else:
+        return set()
+    profile = plan.resolved.mock_profiles.get(case.mock_profile) if case.mock_profile else None
+    return {spec.partition(":")[0] for tool in tools
+            for spec in callable_specs(resolve_mock(tool.name, tool.mock, profile)[0])}
+
+
+def _relative(path: str, root: Path) -> str:
     try:
-        outcome = run_case(case, plan.resolved, plan.settings, plan.artifact_paths.get(case.target_name, ()),
-                           started_handler)
-    except Exception as exc:  # noqa: BLE001 - one broken test must not stop the run
-        outcome = TestOutcome(status="fail", score=0.0, skip_reason=f"internal error: {type(exc).__name__}: {exc}",
-                              duration_s=time.perf_counter() - started)
+        return Path(path).relative_to(root).as_posix()
+    except ValueError:
+        return path
+
+
+def test_action(run_id: str, task: Any) -> None | TaskFailed:
+    plan = plan_for(run_id)
+    test_id = plan.test_ids[task.name]
+    case = plan.by_id[test_id]
+    outcome, imports = _run(plan, case)
+    plan.adopt_imports(test_id, imports)
+    if imports:  # they are file_dep from now on (doit saves their state after we return; -n: sent back with us)
+        task.file_dep = {*task.file_dep, *(str(plan.root / path) for path in imports)}
     finished = now_iso()
-    task.meta["oac_outcome"] = outcome
-    task.meta["oac_finished"] = finished
+    # The record is durable before doit can save this test as green (it does that after we return).
+    append_record(plan, build_record(plan, test_id, outcome, finished))
+    # a task's own meta from here on (test tasks start out sharing their plan's): back to doit's main process
+    task.meta = {**task.meta, "oac_outcome": outcome, "oac_finished": finished, "oac_recorded": True}
     if outcome.status == "fail":
         return TaskFailed(outcome.first_failure())
     # Saved by doit as the task's values (returning them would store them a second time as its result).
     parts = plan.parts_of(test_id)
     task.values.update({"key": plan.keys[test_id], "status": outcome.status, "at": finished,
                         "parts": parts.model_dump(mode="json")})
+    if imports:
+        task.values["imports"] = imports
     return None
 
 

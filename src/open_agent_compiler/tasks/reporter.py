@@ -5,13 +5,16 @@ import sys
 from typing import Any, TextIO
 
 from doit.dependency import Dependency
-from doit.exceptions import UnmetDependency
+from doit.exceptions import TaskFailed, UnmetDependency
 from doit.globals import Globals
 
+from open_agent_compiler.errors import OacError
 from open_agent_compiler.model.core.evaluator import EvaluatorResult
-from open_agent_compiler.testing.results import ResultsLog, TestOutcome, TestRecord, now_iso
+from open_agent_compiler.testing.results import TestOutcome, now_iso
+from open_agent_compiler.tasks.junit import write_junit
+from open_agent_compiler.tasks.records import append_record, build_record, close_logs
 from open_agent_compiler.tasks.backend import OacStateDB
-from open_agent_compiler.tasks.graph import TestPlan, active_plans, plan_for, retire
+from open_agent_compiler.tasks.graph import TEST_GROUP, TestPlan, active_plans, plan_for, retire
 
 
 class RunTally:
@@ -41,10 +44,14 @@ def _saved_values(task_name: str) -> dict[str, Any]:
     return manager.get_values(task_name) if manager is not None else {}
 
 
+def _backend() -> OacStateDB | None:
+    backend = getattr(_dep_manager(), "backend", None)
+    return backend if isinstance(backend, OacStateDB) else None
+
+
 def _failed_last(task_name: str) -> bool:
-    manager = _dep_manager()
-    backend = getattr(manager, "backend", None)
-    return isinstance(backend, OacStateDB) and backend.failed_last(task_name)
+    backend = _backend()
+    return backend is not None and backend.failed_last(task_name)
 
 
 class OacReporter:
@@ -56,12 +63,11 @@ class OacReporter:
         self.out = outstream or sys.stdout
         self.options = options or {}
         self.tally = RunTally()
-        self._logs: dict[str, ResultsLog] = {}
-        self._run_logs: dict[str, ResultsLog] = {}
         self._force = bool(self.options.get("always_execute"))
         self._plans: list[TestPlan] = []
         self._task_failures: dict[str, str] = {}  # non-test task (a compile) → why it failed
         self._completed = False
+        self._tests_selected = True
 
     # helpers ------------------------------------------------------------------------------------------------
     @staticmethod
@@ -69,33 +75,23 @@ class OacReporter:
         info = (task.meta or {}).get("oac")
         if not info:
             return None
-        return plan_for(info["run_id"]), info["test_id"]
+        plan = plan_for(info["run_id"])
+        return plan, plan.test_ids[task.name]
 
     def _say(self, text: str) -> None:
+        if not text.isascii():  # a lone surrogate (from a handler's output) is shown escaped, never crashes
+            text = text.encode("utf-8", "backslashreplace").decode("utf-8")
         self.out.write(text + "\n")
         self.out.flush()
 
-    def _log(self, plan: TestPlan) -> ResultsLog:
-        log = self._run_logs.get(plan.run_id)
-        if log is None:  # one log per file, shared by runs that write to the same file
-            path = plan.options.results_path
-            log = self._run_logs[plan.run_id] = self._logs.setdefault(str(path), ResultsLog(path))
-        return log
-
-    def _record(self, plan: TestPlan, test_id: str, outcome: TestOutcome, finished: str) -> None:
-        case = plan.by_id[test_id]
-        parts = plan.parts_of(test_id)
-        record = TestRecord.model_construct(  # built from our own typed values: no re-validation per test
-            timestamp=finished, run_id=plan.run_id, test_id=test_id, test_kind=case.kind, test_name=case.name,
-            target_name=case.target_name, status=outcome.status, passed=outcome.passed, score=outcome.score,
-            duration_s=round(outcome.duration_s, 6), variant=plan.options.variant,
-            access_profile=case.test.access_profile, mock_profile=case.mock_profile, model=plan.model_name(case),
-            dialect=plan.options.dialect if case.kind != "tool" else None, config=plan.options.config,
-            agent_state_hash=parts.target, mock_set_hash=parts.mocks, composite_hash=plan.keys[test_id],
-            evidence=[r.model_dump(mode="json") for r in outcome.evidence], skip_reason=outcome.skip_reason,
-            invoker=parts.invoker,
-        )
-        self._log(plan).append(record)
+    def _record(self, task: Any, plan: TestPlan, test_id: str, outcome: TestOutcome, finished: str) -> None:
+        if task.meta.pop("oac_recorded", False):  # the action appended its own record
+            return
+        try:
+            append_record(plan, build_record(plan, test_id, outcome, finished))
+        except OacError as exc:
+            self.tally.errors.append(str(exc))
+            self._say(f"  ERROR {exc}")
 
     def _finish_test(self, task: Any, plan: TestPlan, test_id: str, outcome: TestOutcome, finished: str) -> None:
         case = plan.by_id[test_id]
@@ -120,24 +116,28 @@ class OacReporter:
                 self._say(f"  not_runnable {case.name!r}: {outcome.skip_reason}")
         tally.rows.append((test_id, case.name, outcome.status, outcome.duration_s,
                            outcome.first_failure() if outcome.status != "pass" else ""))
-        self._record(plan, test_id, outcome, finished)
+        self._record(task, plan, test_id, outcome, finished)
 
     # doit's reporter interface ------------------------------------------------------------------------------
     def initialize(self, tasks: Any, selected_tasks: Any) -> None:
-        # tests the plan already found green in doit's DB never became tasks: report their skips first
         self._plans = active_plans()
-        for plan in self._plans:
-            for case in plan.cases:
-                at = plan.green.get(case.test_id)
-                if at is not None:
-                    self.tally.discovered += 1
-                    self._skipped(plan, case.test_id, at)
+        self._tests_selected = any(name == TEST_GROUP or name.startswith(TEST_GROUP + ":")
+                                   for name in selected_tasks or ())
 
     def get_status(self, task: Any) -> None:
         if self._test_info(task):
             self.tally.discovered += 1
 
+    @staticmethod
+    def _foreign(task: Any) -> bool:
+        """A task that is neither a test, our build-dir compile, nor a group: a user's or `compile` task,
+        reported as doit's console reporter would."""
+        meta = task.meta or {}
+        return not (meta.get("oac") or meta.get("oac_compile") or task.subtask_of is None and task.has_subtask)
+
     def execute_task(self, task: Any) -> None:
+        if self._foreign(task) and task.actions:
+            self._say(f".  {task.title()}")
         info = self._test_info(task)
         if info and info[0].options.explain:
             plan, test_id = info
@@ -153,7 +153,9 @@ class OacReporter:
             return "never ran"
         if saved.get("status") != "pass":
             return f"last run was {saved.get('status')}"
-        changed = plan.parts_of(test_id).changes_since(saved.get("parts") or {})
+        backend = _backend()
+        saved_parts = backend.parts(task.name) if backend is not None else saved.get("parts")
+        changed = plan.parts_of(test_id).changes_since(saved_parts or {})
         return "changed: " + ", ".join(changed) if changed else "key changed"
 
     def add_success(self, task: Any) -> None:
@@ -168,15 +170,24 @@ class OacReporter:
             return  # a group (doit's `test`) whose failed members were already reported one by one
         if info is None:
             message = " ".join(str(exception.get_msg() if hasattr(exception, "get_msg") else exception).split())
+            compile_info = (task.meta or {}).get("oac_compile")
+            if compile_info and isinstance(exception, TaskFailed):  # our compile task: its one-line reason,
+                plan = plan_for(compile_info["run_id"])        # also when a -n worker ran it
+                plan.compile_error = message = plan.compile_error or message
             self.tally.errors.append(f"{task.name}: {message}")
             self._task_failures[task.name] = message[:300]  # told again in the FAIL of each test that needed it
             self._say(f"  ERROR {task.name}: {message[:500]}")
             return
+        backend = _backend()
+        if backend is not None:
+            backend.mark_failed(task.name)  # doit removed its green state; --explain says why it runs next time
         outcome = (task.meta or {}).pop("oac_outcome", None)
         if outcome is None:  # never reached our action: a dependency failed, or doit itself refused
             text = " ".join(str(exception.get_msg() if hasattr(exception, "get_msg") else exception).split())
             if isinstance(exception, UnmetDependency):  # name the cause (e.g. the build path), not only the task
-                text = "; ".join(f"{name} failed: {self._task_failures.get(name, 'see above')}" for name in text.split())
+                plan = info[0]
+                text = (f"not run: its compile task failed: {plan.compile_error}" if plan.compile_error else
+                        "; ".join(f"{name} failed: {self._task_failures.get(name, 'see above')}" for name in text.split()))
             evidence = EvaluatorResult(evaluator_kind="engine", name="engine", passed=False, score=0.0,
                                        evidence=text[:500])
             outcome = TestOutcome(status="fail", score=0.0, evidence=(evidence,))
@@ -185,8 +196,11 @@ class OacReporter:
     def skip_uptodate(self, task: Any) -> None:
         info = self._test_info(task)
         if not info:
+            if self._foreign(task):
+                self._say(f"-- {task.title()}")
             return
-        self._skipped(*info, _saved_values(task.name).get("at", "an earlier run"))
+        plan, test_id = info
+        self._skipped(plan, test_id, plan.green_at(task.name, test_id) or "an earlier run")
 
     def _skipped(self, plan: TestPlan, test_id: str, at: str) -> None:
         self.tally.skipped += 1
@@ -217,10 +231,15 @@ class OacReporter:
         if isinstance(sys.exc_info()[1], KeyboardInterrupt):  # doit completes the run in a `finally`
             # tests the interrupt kept from being dispatched were discovered all the same
             self.tally.discovered = max(self.tally.discovered, sum(len(plan.cases) for plan in self._plans))
-        for log in self._logs.values():
-            log.close()
+        close_logs()
         for plan in self._plans:
             retire(plan.run_id)
+        if self.options and self._tests_selected:  # built by doit for a dodo.py: `oac test` writes its own
+            for plan in self._plans:
+                if plan.options.junit_path is not None:
+                    write_junit(plan.options.junit_path, self.tally)
+        if not self.tally.discovered and not self._tests_selected:
+            return  # a doit run of other tasks only (e.g. `doit compile`): no test summary
         self._say("")
         self._say(self.tally.summary())
         if self.tally.failures:

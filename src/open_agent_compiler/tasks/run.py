@@ -8,6 +8,7 @@ from doit.cmd_base import TaskLoader2
 from doit.doit_cmd import DoitMain
 from doit.loader import generate_tasks
 
+from open_agent_compiler.tasks.file_checker import OacFileChecker
 from open_agent_compiler.tasks.gc_tuning import fewer_collections
 from open_agent_compiler.tasks.parallel import prefetching_runner
 from open_agent_compiler.testing import zygote
@@ -29,6 +30,7 @@ def doit_config(options: TestOptions) -> dict[str, Any]:
         "backend": BACKEND_NAME,
         "continue": True,
         "verbosity": 0,
+        "check_file_uptodate": OacFileChecker,
     }
 
 
@@ -59,6 +61,7 @@ def run_tests(options: TestOptions, out: TextIO | None = None, *, process_ends: 
 def _run_tests(options: TestOptions, out: TextIO, interrupt: InterruptState) -> int:
     zygote.start()  # before the registry exists, so handler children fork from a small process
     plan = TestPlan(options)
+    plan.prefetching = True  # every planned task is selected: handlers of tests that will run may start early
     reporter = OacReporter(out)
     reporter._force = options.force
     argv = ["run", "--continue"]

@@ -17,7 +17,7 @@ STATE_DIR = ".oac"
 STATE_DB = "doit-state.sqlite3"
 PYPROJECT = "pyproject.toml"
 # keys of [tool.oac] that only `oac compile` reads; `oac test` accepts and ignores them
-COMPILE_ONLY_KEYS = ("target",)
+COMPILE_ONLY_KEYS = ("target", "compile")  # [[tool.oac.compile]]: the compile tasks' entries (tasks.compile_tasks)
 _FLAGS = {"factory": "FACTORY argument", "jobs": "--jobs", "kind": "--kind", "filter": "--filter"}
 
 

@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from open_agent_compiler.errors import OacError, RegistryError
+from open_agent_compiler.errors import NothingSelected, OacError, RegistryError
 from open_agent_compiler.model.core.test_model import AgentTest, CapabilityTest, ToolTest
 from open_agent_compiler.model.core.tool import ToolDefinition
 from open_agent_compiler.model.registry import ResolvedAgent, ResolvedConfig
@@ -213,5 +213,5 @@ def select(cases: list[TestCase], *, kind: str | Iterable[str] | None = None,
     if not chosen:
         asked = " ".join([*(f"--kind {k}" for k in kinds), *(f"--filter {t!r}" for t in texts)])
         why = f"{asked} matched none of the {len(cases)} tests" if asked else "the config has no tests"
-        raise OacError(f"no tests selected ({why})")
+        raise NothingSelected(f"no tests selected ({why})")
     return chosen

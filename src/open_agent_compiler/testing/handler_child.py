@@ -14,16 +14,19 @@ import os
 import sys
 import traceback
 import types
+from pathlib import Path
 from typing import Any
 
 from open_agent_compiler.model.script_tool import ScriptTool
+from open_agent_compiler.testing import project_imports
 from open_agent_compiler.testing.keeper import FRAME, READY
 
 
 def _load(script: dict[str, Any], index: int) -> types.ModuleType:
     name = f"_oac_handler_{index}"
     if "path" in script:
-        spec = importlib.util.spec_from_file_location(name, script["path"])
+        spec = importlib.util.spec_from_file_location(  # from source, never a stale .pyc; its imports recorded
+            name, script["path"], loader=project_imports.source_loader(name, script["path"]))
         if spec is None or spec.loader is None:
             raise ImportError(f"cannot load {script['path']}")
         module = importlib.util.module_from_spec(spec)
@@ -49,13 +52,16 @@ def _find_tool(modules: list[types.ModuleType], tool_name: str) -> type[ScriptTo
 def handle(request: dict[str, Any]) -> dict[str, Any]:
     """Run the request's handler once; never raises."""
     try:
-        modules = [_load(script, i) for i, script in enumerate(request["scripts"])]
-        tool_class = _find_tool(modules, request["tool"])
-        if tool_class is None:
-            labels = ", ".join(s.get("path") or s.get("label", "?") for s in request["scripts"])
-            result = {"ok": False, "error": f"no ScriptTool subclass named {request['tool']!r} in {labels}"}
-        else:
-            result = {"ok": True, "output": tool_class().call(request["input"])}
+        project_imports.install(Path(request.get("project_root") or os.getcwd()))
+        with project_imports.tracking() as loaded:
+            modules = [_load(script, i) for i, script in enumerate(request["scripts"])]
+            tool_class = _find_tool(modules, request["tool"])
+            if tool_class is None:
+                labels = ", ".join(s.get("path") or s.get("label", "?") for s in request["scripts"])
+                result = {"ok": False, "error": f"no ScriptTool subclass named {request['tool']!r} in {labels}"}
+            else:
+                result = {"ok": True, "output": tool_class().call(request["input"])}
+        result["imported"] = project_imports.files_of(loaded)
     except BaseException as exc:  # noqa: BLE001 - any handler failure is reported, not raised
         frames = traceback.extract_tb(exc.__traceback__)
         where = f" (at {os.path.basename(frames[-1].filename)}:{frames[-1].lineno} in {frames[-1].name})" if frames else ""

@@ -30,6 +30,7 @@ class HandlerOutcome(BaseModel):
     ok: bool
     output: Any = None
     error: str = ""
+    imported: tuple[str, ...] = ()  # project files the handler loaded (reported by the child): part of its key
 
 
 def handler_scripts(tool: ToolDefinition, project_root: Path) -> list[dict[str, str]]:
@@ -96,7 +97,9 @@ def _outcome(result: dict[str, Any], timeout: float) -> HandlerOutcome:
         return HandlerOutcome(ok=False, error=f"handler exited {result.get('exit')} without an answer; stderr: {tail}")
     if not answer.get("ok"):
         return HandlerOutcome(ok=False, error=str(answer.get("error")) + said)
-    return HandlerOutcome(ok=True, output=answer.get("output"))
+    imported = answer.get("imported")
+    return HandlerOutcome(ok=True, output=answer.get("output"),
+                          imported=tuple(str(p) for p in imported) if isinstance(imported, list) else ())
 
 
 _live: set["StartedHandler"] = set()  # started and not yet collected or cancelled

@@ -9,7 +9,7 @@ callable mocks) are always keyed afresh: a file can change, or a module search f
 definition changes. The scope also covers the source of the code that computes keys.
 """
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 
 from open_agent_compiler.model.hashing import digest, source_fingerprint
 from open_agent_compiler.model.registry import ResolvedConfig
@@ -29,10 +29,12 @@ class KeyCache:
         return self.kept != self.entries
 
     def keys(self, cases: Sequence[TestCase], resolved: ResolvedConfig, artifact_digests: Mapping[str, str],
-             dialect: str, variant: str | None, parts_of: Callable[[str], KeyParts],
-             invoker: str | None = None, judge: str | None = None) -> dict[str, str]:
+             dialect: str, variant: object, parts_of: Callable[[str], KeyParts],
+             pinned: Collection[str] = (), invoker: str | None = None, judge: str | None = None) -> dict[str, str]:
         """test id → key for `cases` (discovered from `resolved`): looked up where the agent a test was found
-        through kept its scope, else `parts_of(test_id).key()`. Remembers what to keep for the next run."""
+        through kept its scope, else `parts_of(test_id).key()`. `variant`: every run setting that is part of
+        every key (variant, hermetic mode). `pinned`: tests always keyed afresh (they have discovered
+        dependencies: files). Remembers what to keep for the next run."""
         by_agent: dict[str, list[TestCase]] = {}
         for case in cases:
             by_agent.setdefault(case.found_in, []).append(case)
@@ -52,7 +54,7 @@ class KeyCache:
             known = self.entries.get(scope, {})
             kept: dict[str, str] = {}
             for case in found:
-                key = known.get(case.test_id)
+                key = known.get(case.test_id) if case.test_id not in pinned else None
                 if key is None:
                     parts = parts_of(case.test_id)
                     key = parts.key()

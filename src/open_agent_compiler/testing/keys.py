@@ -1,15 +1,18 @@
 """A test's key: a digest over everything that can change its result, kept as named parts so that
 `--explain` can say which one changed."""
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
+from open_agent_compiler.model.core.mock import MockResponse
 from open_agent_compiler.model.core.tool import ToolDefinition
 from open_agent_compiler.model.hashing import digest, digest_bytes, digest_model
 from open_agent_compiler.model.registry import ResolvedConfig
 from open_agent_compiler.testing.discovery import TestCase
 from open_agent_compiler.testing.judges import uses_judge
+from open_agent_compiler.testing import project_imports
 from open_agent_compiler.testing.mocks import mock_source_files, reachable_mock_entries, resolve_mock
 
 # Bump when the meaning of a result changes (result schema, evaluator semantics): every green test re-runs.
@@ -70,6 +73,7 @@ class KeyParts(BaseModel):
     dialect: str | None = None
     invoker: str | None = None  # who ran an agent test (name, harness version, model, script digest)
     judge: str | None = None  # who judges its llm_judge evaluators (see testing.judges)
+    hermetic: bool | None = None  # set where the test would run a real handler: a pass without --hermetic is not one with it
 
     def key(self) -> str:
         return digest(self)
@@ -90,9 +94,17 @@ class KeyParts(BaseModel):
         return changed
 
 
+_TOOL_DIGESTS: dict[int, tuple[ToolDefinition, str]] = {}
+
+
 def tool_digest(tool: ToolDefinition) -> str:
     # A tool's own tests are not part of what it is: adding a test must not re-run its siblings.
-    return digest_model(tool, exclude={"tool_tests"})
+    known = _TOOL_DIGESTS.get(id(tool))
+    if known is not None and known[0] is tool:  # frozen model: its digest never changes
+        return known[1]
+    found = digest_model(tool, exclude={"tool_tests"})
+    _TOOL_DIGESTS[id(tool)] = (tool, found)
+    return found
 
 
 def handler_files(tool: ToolDefinition) -> list[str]:
@@ -101,39 +113,71 @@ def handler_files(tool: ToolDefinition) -> list[str]:
     return files
 
 
+def callable_specs(response: MockResponse | None) -> list[str]:
+    """Every `module:function` a mock can call, steps of a `sequence` included."""
+    if response is None:
+        return []
+    if response.kind == "sequence":
+        return [spec for item in response.sequence if isinstance(item, MockResponse) for spec in callable_specs(item)]
+    if response.kind in ("callable", "stateful_callable") and response.callable_spec:
+        return [response.callable_spec]
+    return []
+
+
 def tool_mock_parts(tool: ToolDefinition, profile_name: str | None, resolved: ResolvedConfig,
-                    files: FileDigests) -> tuple[dict, dict[str, str]]:
-    """The mock data one tool can reach under a profile, and the files that data (or the handler) runs."""
+                    files: FileDigests) -> tuple[dict, dict[str, str], bool]:
+    """The mock data one tool can reach under a profile, the files that data (or the handler) runs, and whether
+    the real handler runs."""
     profile = resolved.mock_profiles.get(profile_name) if profile_name else None
     entries = reachable_mock_entries(tool.name, tool.mock, profile)
     response, _source = resolve_mock(tool.name, tool.mock, profile)
+    file_parts: dict[str, str] = {}
     if response is not None:
         paths = [str(p) for p in mock_source_files(response, files.root, files.module_files)]
+        for spec in callable_specs(response):  # a module not found today is keyed as missing, never as absent
+            module = spec.partition(":")[0]
+            if not files.module_files.get(module):
+                file_parts[f"module {module}"] = "missing"
     else:
         paths = handler_files(tool)
-    return entries, {files.label(p): files(p) for p in paths}
+    file_parts.update({files.label(p): files(p) for p in paths})
+    return entries, file_parts, response is None
+
+
+def evaluator_files(evaluators: Sequence[object], files: FileDigests) -> dict[str, str]:
+    """Source files of evaluator classes defined in the project (and the project modules they import)."""
+    modules = {type(e).__module__ for e in evaluators if not type(e).__module__.startswith("open_agent_compiler.")}
+    if not modules:
+        return {}
+    return {files.label(p): files(p) for p in project_imports.files_of(modules)}
 
 
 def key_parts(case: TestCase, *, resolved: ResolvedConfig, files: FileDigests, artifact_digests: dict[str, str],
-              dialect: str, variant: str | None, invoker: str | None = None, judge: str | None = None) -> KeyParts:
+              dialect: str, variant: str | None, hermetic: bool = False, discovered: Sequence[str] = (),
+              invoker: str | None = None, judge: str | None = None) -> KeyParts:
+    """`discovered`: project files the test's last pass loaded (handler / mock imports), folded in like a depfile."""
     definition = digest(case.test)
     common = {"access_profile": case.test.access_profile, "variant": variant,
               "judge": judge if uses_judge(case.test) else None}
+    found = {files.label(p): files(p) for p in discovered}
+    found.update(evaluator_files(case.test.evaluators, files))
     if case.kind == "tool":
         assert case.tool is not None
-        entries, file_parts = tool_mock_parts(case.tool, case.mock_profile, resolved, files)
+        entries, file_parts, real = tool_mock_parts(case.tool, case.mock_profile, resolved, files)
         return KeyParts(definition=definition, target=tool_digest(case.tool), mocks=digest(entries),
-                        files=file_parts, **common)
+                        files={**found, **file_parts}, hermetic=hermetic if real else None, **common)
     agent = resolved.agent(case.slot or "")
     model = digest(agent.model_parameters) if agent.model_parameters else None
     target = artifact_digests.get(agent.compiled_name, "missing")
     if case.kind == "capability":
-        return KeyParts(definition=definition, target=target, model=model, dialect=dialect, **common)
+        return KeyParts(definition=definition, target=target, model=model, dialect=dialect, files=found, **common)
     mocks: dict[str, dict] = {}
-    file_parts: dict[str, str] = {}
+    file_parts: dict[str, str] = dict(found)
+    any_real = False
     for reachable in agent.tools:
-        entries, tool_files = tool_mock_parts(reachable.tool, case.mock_profile, resolved, files)
+        entries, tool_files, real = tool_mock_parts(reachable.tool, case.mock_profile, resolved, files)
         mocks[reachable.tool.name] = {"mock": entries, "tool": tool_digest(reachable.tool)}
         file_parts.update(tool_files)
+        any_real = any_real or real
     return KeyParts(definition=definition, target=target, model=model, mocks=digest(mocks), files=file_parts,
-                    dialect=dialect, invoker=invoker, **common)
+                    dialect=dialect, hermetic=hermetic if any_real else None, invoker=invoker, **common)

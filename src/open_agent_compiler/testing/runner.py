@@ -1,6 +1,7 @@
 """Run one discovered test and return its outcome. Knows nothing of doit or of how results are stored."""
 
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,7 @@ from open_agent_compiler.testing.discovery import TestCase
 from open_agent_compiler.testing.evaluation import aggregate, run_evaluators
 from open_agent_compiler.testing.handlers import StartedHandler, start_handler
 from open_agent_compiler.testing.mocks import MockSession, resolve_mock
+from open_agent_compiler.testing.project_imports import note_files
 from open_agent_compiler.testing.results import TestOutcome
 from open_agent_compiler.testing.schema_check import input_violation, output_violation
 from open_agent_compiler.testing.strict import strictly
@@ -71,11 +73,13 @@ def _capabilities(dialect_name: str, agent: str, files: dict[str, bytes]) -> Cap
 
 
 def run_capability_test(case: TestCase, resolved: ResolvedConfig, settings: RunSettings,
-                        artifact_paths: tuple[str, ...]) -> TestOutcome:
+                        artifact_paths: tuple[str, ...], artifacts: Mapping[str, bytes] | None = None) -> TestOutcome:
+    """`artifacts`: this run's compiled bytes in memory (the engine passes them, so a test never judges another
+    run's build); without them the files are read from `settings.build_dir`."""
     started = time.perf_counter()
     assert isinstance(case.test, CapabilityTest)
-    files = {}
-    for path in artifact_paths:
+    files = dict(artifacts) if artifacts is not None else {}
+    for path in artifact_paths if artifacts is None else ():
         try:
             files[path] = (settings.build_dir / path).read_bytes()
         except FileNotFoundError:
@@ -141,6 +145,7 @@ def run_tool_test(case: TestCase, resolved: ResolvedConfig, settings: RunSetting
             return TestOutcome(status="fail", score=0.0, evidence=(failure,), duration_s=time.perf_counter() - started,
                                mock_source=source)
         output = handled.output
+        note_files(handled.imported)  # the project files the handler loaded: part of the test's next key
     results = list(run_evaluators(case.test.evaluators, EvaluationContext(target=output, judge=settings.judge)))
     if broken := output_violation(case.tool, output, source):
         results.insert(0, _check("output_schema", False, broken))
@@ -148,16 +153,17 @@ def run_tool_test(case: TestCase, resolved: ResolvedConfig, settings: RunSetting
 
 
 def run_case(case: TestCase, resolved: ResolvedConfig, settings: RunSettings,
-             artifact_paths: tuple[str, ...] = (), handler: StartedHandler | None = None) -> TestOutcome:
+             artifact_paths: tuple[str, ...] = (), handler: StartedHandler | None = None,
+             artifacts: Mapping[str, bytes] | None = None) -> TestOutcome:
     """`handler`: this test's real handler, already started (see `testing.prefetch`)."""
-    outcome = _run_case(case, resolved, settings, artifact_paths, handler)
+    outcome = _run_case(case, resolved, settings, artifact_paths, handler, artifacts)
     return strictly(outcome) if settings.strict else outcome
 
 
-def _run_case(case: TestCase, resolved: ResolvedConfig, settings: RunSettings,
-              artifact_paths: tuple[str, ...] = (), handler: StartedHandler | None = None) -> TestOutcome:
+def _run_case(case: TestCase, resolved: ResolvedConfig, settings: RunSettings, artifact_paths: tuple[str, ...],
+              handler: StartedHandler | None, artifacts: Mapping[str, bytes] | None) -> TestOutcome:
     if case.kind == "capability":
-        return run_capability_test(case, resolved, settings, artifact_paths)
+        return run_capability_test(case, resolved, settings, artifact_paths, artifacts)
     if case.kind == "tool":
         return run_tool_test(case, resolved, settings, handler)
     if settings.invoker is None:

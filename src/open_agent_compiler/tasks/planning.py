@@ -1,0 +1,127 @@
+"""Planning a test run as a short pipeline of named steps, each readable and testable alone:
+
+    load → discover → compile → key → tasks (`graph.TestPlan.task_dicts`)
+
+Only `compile` and `key` touch caches (the render memo, the key cache, the state DB's discovered imports), and
+they do it at their edges: read before, write after, never in the middle of the computation.
+"""
+
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict
+
+from open_agent_compiler.compiler.dialects import get_dialect
+from open_agent_compiler.compiler.output import CompiledOutput
+from open_agent_compiler.model.factory import load_registry
+from open_agent_compiler.model.hashing import digest, digest_bytes
+from open_agent_compiler.model.registry import ResolvedConfig
+from open_agent_compiler.tasks.backend import saved_imports
+from open_agent_compiler.tasks.memo_store import load_key_cache, load_memo, save_key_cache, save_memo
+from open_agent_compiler.tasks.settings import TestOptions
+from open_agent_compiler.tasks.state_paths import on_state
+from open_agent_compiler.testing import project_imports
+from open_agent_compiler.testing.discovery import TestCase, discover, select
+from open_agent_compiler.testing.keys import FileDigests, KeyParts, key_parts
+
+
+def load(options: TestOptions) -> ResolvedConfig:
+    """Import the factory (project modules from source, their imports recorded) and resolve the config."""
+    project_imports.install(options.root)
+    # load_registry turns SystemExit and any other BaseException of the factory (but Ctrl-C) into one line
+    return load_registry(options.factory, str(options.root)).resolve_config(options.config)
+
+
+def discover_tests(resolved: ResolvedConfig, options: TestOptions) -> list[TestCase]:
+    return select(discover(resolved), kind=options.kind, text=options.filter)
+
+
+class Compiled(BaseModel):
+    """One dialect's compiled output in memory, and the digests tests are keyed on."""
+
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+
+    output: CompiledOutput | None
+    contents: dict[str, bytes]
+    key: str  # digest of every compiled file
+    artifact_paths: dict[str, tuple[str, ...]]  # compiled agent name → the files its capabilities are read from
+    artifact_digests: dict[str, str]
+
+    def artifacts(self, agent: str) -> dict[str, bytes]:
+        return {path: self.contents[path] for path in self.artifact_paths.get(agent, ()) if path in self.contents}
+
+
+def compile_dialect(resolved: ResolvedConfig, options: TestOptions, needed: bool) -> Compiled:
+    """Compile in memory when a test reads the output (unchanged agents come from the render memo)."""
+    output = None
+    if needed:
+        memo_path = options.state_dir / "render-memo" / f"{options.dialect}.json"
+        memo = load_memo(memo_path)
+        output = get_dialect(options.dialect).compile(resolved, source_root=options.root, memo=memo)
+        with on_state(memo_path, "write the cache"):
+            save_memo(memo_path, memo)
+    return compiled_from(output, resolved, options.dialect)
+
+
+def compiled_from(output: CompiledOutput | None, resolved: ResolvedConfig, dialect_name: str) -> Compiled:
+    contents = output.file_map() if output is not None else {}
+    paths: dict[str, tuple[str, ...]] = {}
+    digests: dict[str, str] = {}
+    if output is not None:
+        dialect = get_dialect(dialect_name)
+        for agent in resolved.agents:
+            found = paths[agent.compiled_name] = dialect.capability_files(agent.compiled_name)
+            digests[agent.compiled_name] = digest([(p, digest_bytes(contents[p])) for p in found if p in contents])
+    key = digest([(path, digest_bytes(contents[path])) for path in sorted(contents)])
+    return Compiled(output=output, contents=contents, key=key, artifact_paths=paths, artifact_digests=digests)
+
+
+class Keyer:
+    """Computes a test's named key parts on first request (a warm run asks only for tests that run)."""
+
+    def __init__(self, resolved: ResolvedConfig, cases: list[TestCase], compiled: Compiled, options: TestOptions,
+                 discovered: dict[str, list[str]], *, invoker: str | None = None, judge: str | None = None) -> None:
+        self.resolved = resolved
+        self.by_id = {case.test_id: case for case in cases}
+        self.compiled = compiled
+        self.options = options
+        self.discovered = discovered  # test id → project files its last pass loaded
+        self.invoker = invoker  # who runs agent tests (testing.invokers), part of their keys
+        self.judge = judge  # who judges llm_judge evaluators (testing.judges), part of those tests' keys
+        self.files = FileDigests(options.root)
+        self._parts: dict[str, KeyParts] = {}
+
+    def rekey(self, test_id: str, discovered: list[str]) -> None:
+        self.discovered[test_id] = discovered
+        self._parts.pop(test_id, None)
+
+    def parts_of(self, test_id: str) -> KeyParts:
+        parts = self._parts.get(test_id)
+        if parts is None:
+            options = self.options
+            parts = self._parts[test_id] = key_parts(
+                self.by_id[test_id], resolved=self.resolved, files=self.files,
+                artifact_digests=self.compiled.artifact_digests, dialect=options.dialect, variant=options.variant,
+                hermetic=options.hermetic, discovered=self.discovered.get(test_id, ()), invoker=self.invoker,
+                judge=self.judge)
+        return parts
+
+
+def discovered_imports(options: TestOptions, names: dict[str, str]) -> dict[str, list[str]]:
+    """test id → project files (absolute) its last pass loaded, from the state DB; `names`: test id → task name."""
+    saved = saved_imports(options.state_db)
+    if not saved:
+        return {}
+    root = options.root
+    return {test_id: [str(root / path) for path in saved[name]] for test_id, name in names.items() if name in saved}
+
+
+def test_keys(cases: list[TestCase], resolved: ResolvedConfig, compiled: Compiled, options: TestOptions,
+              keyer: Keyer, cache_path: Path) -> dict[str, str]:
+    """test id → key: from the key cache where an agent's scope is unchanged, else computed."""
+    cache = load_key_cache(cache_path)
+    keys = cache.keys(cases, resolved, compiled.artifact_digests, options.dialect,
+                      (options.variant, options.hermetic), keyer.parts_of, pinned=set(keyer.discovered),
+                      invoker=keyer.invoker, judge=keyer.judge)
+    with on_state(cache_path, "write the cache"):
+        save_key_cache(cache_path, cache)
+    return keys

@@ -1,0 +1,82 @@
+"""A test's JSONL record: built from its outcome and appended by the process that ran it, before the test's green
+state can be saved (doit saves it after the action returns), so a pass never exists without its record."""
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pydantic_core import PydanticSerializationError
+
+from open_agent_compiler.errors import OacError
+from open_agent_compiler.testing.results import ResultsLog, TestOutcome, TestRecord
+
+if TYPE_CHECKING:
+    from open_agent_compiler.tasks.graph import TestPlan
+
+_LOGS: dict[tuple[int, str], ResultsLog] = {}  # (pid, path) → log: a forked worker opens its own descriptor
+
+
+def check_results_path(path: Path) -> None:
+    """Fail before any test runs when the results file cannot take records (a directory, a symlink, unwritable).
+    Creates nothing: a run that stops at bad input leaves no results file behind."""
+    if path.is_symlink() or (path.exists() and not path.is_file()):
+        raise OacError(f"results file {path} is not a regular file")
+    if path.exists():
+        try:
+            os.close(os.open(path, os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW))
+        except OSError as exc:
+            raise OacError(f"cannot write results file {path}: {exc.strerror}") from None
+        return
+    parent = path.parent
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    if not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
+        raise OacError(f"cannot create results file {path}: {parent} is not a writable directory")
+
+
+def _log(path: Path) -> ResultsLog:
+    key = (os.getpid(), str(path))
+    log = _LOGS.get(key)
+    if log is None:
+        log = _LOGS[key] = ResultsLog(path)
+    return log
+
+
+def close_logs() -> None:
+    for log in _LOGS.values():
+        log.close()
+    _LOGS.clear()
+
+
+def _escaped(value: Any) -> Any:
+    """`value` with lone surrogates (which JSON/UTF-8 cannot hold) written as `\\udxxx` escapes."""
+    if isinstance(value, str):
+        return value.encode("utf-8", "backslashreplace").decode("utf-8")
+    if isinstance(value, dict):
+        return {_escaped(k): _escaped(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_escaped(v) for v in value]
+    return value
+
+
+def build_record(plan: "TestPlan", test_id: str, outcome: TestOutcome, finished: str) -> TestRecord:
+    case = plan.by_id[test_id]
+    parts = plan.parts_of(test_id)
+    return TestRecord.model_construct(  # built from our own typed values: no re-validation per test
+        timestamp=finished, run_id=plan.run_id, test_id=test_id, test_kind=case.kind, test_name=case.name,
+        target_name=case.target_name, status=outcome.status, passed=outcome.status == "pass", score=outcome.score,
+        duration_s=round(outcome.duration_s, 6), variant=plan.options.variant,
+        access_profile=case.test.access_profile, mock_profile=case.mock_profile, model=plan.model_name(case),
+        dialect=plan.options.dialect if case.kind != "tool" else None, config=plan.options.config,
+        agent_state_hash=parts.target, mock_set_hash=parts.mocks, composite_hash=plan.keys[test_id],
+        evidence=[r.model_dump(mode="json") for r in outcome.evidence], skip_reason=outcome.skip_reason,
+        invoker=parts.invoker,
+    )
+
+
+def append_record(plan: "TestPlan", record: TestRecord) -> None:
+    log = _log(plan.results_path)
+    try:
+        log.append(record)
+    except PydanticSerializationError:  # e.g. a lone surrogate in a handler's output: keep it, escaped
+        log.append(TestRecord.model_construct(**_escaped(dict(record))))
