@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -192,6 +193,18 @@ def run_bounded(argv: list[str], scratch: Scratch, env: dict[str, str], deadline
     except ProcessLookupError:
         pass
     return process.returncode, out, err
+
+
+def json_events(stdout: str) -> Iterator[dict[str, Any]]:
+    """The JSON objects among a harness's output lines (every harness streams one event per line); other lines
+    (progress, warnings, non-object JSON) are skipped."""
+    for line in stdout.splitlines():
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(event, dict):
+            yield event
 
 
 def tail(text: str) -> str:

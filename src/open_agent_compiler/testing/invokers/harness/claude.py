@@ -6,7 +6,8 @@ from collections.abc import Callable
 from typing import Any
 
 from open_agent_compiler.model.core.evaluator import ToolCall
-from open_agent_compiler.testing.invokers.harness.base import HarnessBinary, ModelEndpoint, Scratch, run_bounded, tail
+from open_agent_compiler.testing.invokers.harness.base import (HarnessBinary, ModelEndpoint, Scratch, json_events,
+                                                              run_bounded, tail)
 from open_agent_compiler.testing.invokers.model_server import ScriptedModelServer
 from open_agent_compiler.testing.invokers.protocol import CompiledAgent, Deadline, InvokerError, SubagentCall, TurnResult
 
@@ -34,13 +35,7 @@ def parse_events(stdout: str, resolve: Callable[[str], tuple[str | None, dict[st
     uses: dict[str, tuple[str, dict[str, Any]]] = {}
     order: list[str] = []
     results: dict[str, tuple[Any, bool]] = {}
-    for line in stdout.splitlines():
-        try:
-            event = json.loads(line)
-        except ValueError:
-            continue
-        if not isinstance(event, dict):
-            continue
+    for event in json_events(stdout):
         session = session or event.get("session_id")
         content = (event.get("message") or {}).get("content") if isinstance(event.get("message"), dict) else None
         if event.get("type") == "assistant" and isinstance(content, list):

@@ -6,7 +6,8 @@ from collections.abc import Callable
 from typing import Any
 
 from open_agent_compiler.model.core.evaluator import ToolCall
-from open_agent_compiler.testing.invokers.harness.base import HarnessBinary, ModelEndpoint, Scratch, run_bounded, tail
+from open_agent_compiler.testing.invokers.harness.base import (HarnessBinary, ModelEndpoint, Scratch, json_events,
+                                                              run_bounded, tail)
 from open_agent_compiler.testing.invokers.model_server import MODEL_ID, ScriptedModelServer
 from open_agent_compiler.testing.invokers.protocol import CompiledAgent, Deadline, InvokerError, SubagentCall, TurnResult
 
@@ -50,13 +51,7 @@ def parse_events(stdout: str, resolve: Callable[[str], tuple[str | None, dict[st
     calls: list[ToolCall] = []
     subagents: list[SubagentCall] = []
     errors: list[str] = []
-    for line in stdout.splitlines():
-        try:
-            event = json.loads(line)
-        except ValueError:
-            continue
-        if not isinstance(event, dict):
-            continue
+    for event in json_events(stdout):
         session = session or event.get("sessionID")
         part = event.get("part") if isinstance(event.get("part"), dict) else {}
         kind = event.get("type")

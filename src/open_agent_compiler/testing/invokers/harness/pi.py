@@ -6,7 +6,8 @@ what the agent's tool commands really ran (the mock shims' calls), as Pi's event
 import json
 from typing import Any
 
-from open_agent_compiler.testing.invokers.harness.base import HarnessBinary, ModelEndpoint, Scratch, run_bounded, tail
+from open_agent_compiler.testing.invokers.harness.base import (HarnessBinary, ModelEndpoint, Scratch, json_events,
+                                                              run_bounded, tail)
 from open_agent_compiler.testing.invokers.model_server import MODEL_ID, ScriptedModelServer
 from open_agent_compiler.testing.invokers.protocol import CompiledAgent, Deadline, InvokerError, SubagentCall, TurnResult
 
@@ -30,13 +31,7 @@ def parse_events(stdout: str) -> tuple[str, list[SubagentCall], str]:
     """(final text, delegations, error) from `--mode json` lines."""
     text, error = "", ""
     delegations: list[SubagentCall] = []
-    for line in stdout.splitlines():
-        try:
-            event = json.loads(line)
-        except ValueError:
-            continue
-        if not isinstance(event, dict):
-            continue
+    for event in json_events(stdout):
         message = event.get("message") if isinstance(event.get("message"), dict) else None
         if event.get("type") == "message_end" and message and message.get("role") == "assistant":
             parts = message.get("content") or []
