@@ -18,7 +18,8 @@ from pydantic import BaseModel, ConfigDict
 
 from open_agent_compiler.errors import OacError
 from open_agent_compiler.testing.invokers.commands import command_prefix
-from open_agent_compiler.testing.invokers.protocol import CompiledAgent, Deadline, InvokerTimeout
+from open_agent_compiler.testing.invokers.model_server import ScriptedModelServer
+from open_agent_compiler.testing.invokers.protocol import CompiledAgent, Deadline, InvokerError, InvokerTimeout
 
 TAIL = 400
 
@@ -193,6 +194,21 @@ def run_bounded(argv: list[str], scratch: Scratch, env: dict[str, str], deadline
     except ProcessLookupError:
         pass
     return process.returncode, out, err
+
+
+def run_turn(server: ScriptedModelServer, argv: list[str], scratch: Scratch, env: dict[str, str], deadline: Deadline,
+             what: str, started: list[int]) -> tuple[int, str, str]:
+    """`run_bounded` for one turn; a problem the scripted server met (e.g. the script went wrong) is the turn's
+    error, whatever the harness printed about it."""
+    code, out, err = run_bounded(argv, scratch, env, deadline, what, started)
+    if server.errors:
+        raise InvokerError(server.errors[0])
+    return code, out, err
+
+
+def turn_failed(command: str, code: int, error: str, out: str, err: str) -> InvokerError:
+    """A failed harness run: the error its events reported, else the end of its stderr or stdout."""
+    return InvokerError(f"{command} exited {code}: {error or tail(err) or tail(out) or 'no events'}")
 
 
 def json_events(stdout: str) -> Iterator[dict[str, Any]]:

@@ -7,9 +7,9 @@ from typing import Any
 
 from open_agent_compiler.model.core.evaluator import ToolCall
 from open_agent_compiler.testing.invokers.harness.base import (HarnessBinary, ModelEndpoint, Scratch, json_events,
-                                                              run_bounded, tail)
+                                                              run_turn, turn_failed)
 from open_agent_compiler.testing.invokers.model_server import ScriptedModelServer
-from open_agent_compiler.testing.invokers.protocol import CompiledAgent, Deadline, InvokerError, SubagentCall, TurnResult
+from open_agent_compiler.testing.invokers.protocol import CompiledAgent, Deadline, SubagentCall, TurnResult
 
 ENV = {
     "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1", "DISABLE_TELEMETRY": "1",
@@ -89,13 +89,11 @@ class ClaudeSession:
         if self.endpoint:
             argv += ["--model", self.endpoint.model]
             env.update(ANTHROPIC_BASE_URL=self.endpoint.base_url, ANTHROPIC_API_KEY=self.endpoint.api_key or "")
-        code, out, err = run_bounded([*argv, "--", prompt], self.scratch, env, self.deadline,
-                                     f"claude, turn {index}", self.started)
-        if self.server.errors:
-            raise InvokerError(self.server.errors[0])
+        code, out, err = run_turn(self.server, [*argv, "--", prompt], self.scratch, env, self.deadline,
+                                  f"claude, turn {index}", self.started)
         session, text, calls, subagents, error = parse_events(out, self.server.resolve_command)
         if code != 0 or error or session is None:
-            raise InvokerError(f"claude -p exited {code}: {error or tail(err) or tail(out) or 'no events'}")
+            raise turn_failed("claude -p", code, error, out, err)
         self.session_id = self.session_id or session
         self.server.end_turn(text)
         return TurnResult(text=text, trajectory=tuple(calls), subagent_calls=tuple(subagents))

@@ -9,7 +9,7 @@ from typing import Any
 
 from open_agent_compiler.model.core.evaluator import ToolCall
 from open_agent_compiler.testing.invokers.harness.base import (HarnessBinary, ModelEndpoint, Scratch, json_events,
-                                                              run_bounded, tail)
+                                                              run_turn, turn_failed)
 from open_agent_compiler.testing.invokers.model_server import MODEL_ID, ScriptedModelServer
 from open_agent_compiler.testing.invokers.protocol import CompiledAgent, Deadline, InvokerError, SubagentCall, TurnResult
 
@@ -94,13 +94,11 @@ class CodexSession:
         argv = [*self.binary.argv, "exec", "--json", "--skip-git-repo-check", "-s", "danger-full-access"]
         if self.thread:
             argv += ["resume", self.thread]
-        code, out, err = run_bounded([*argv, "--", prompt], self.scratch, self.env,
-                                     self.deadline, f"codex, turn {index}", self.started)
-        if self.server.errors:
-            raise InvokerError(self.server.errors[0])
+        code, out, err = run_turn(self.server, [*argv, "--", prompt], self.scratch, self.env,
+                                  self.deadline, f"codex, turn {index}", self.started)
         thread, text, calls, subagents, error = parse_events(out, self.server.resolve_command)
         if code != 0 or error or thread is None:
-            raise InvokerError(f"codex exec exited {code}: {error or tail(err) or tail(out) or 'no events'}")
+            raise turn_failed("codex exec", code, error, out, err)
         self.thread = self.thread or thread
         self.server.end_turn(text)
         return TurnResult(text=text, trajectory=tuple(calls), subagent_calls=tuple(subagents))

@@ -7,9 +7,9 @@ from typing import Any
 
 from open_agent_compiler.model.core.evaluator import ToolCall
 from open_agent_compiler.testing.invokers.harness.base import (HarnessBinary, ModelEndpoint, Scratch, json_events,
-                                                              run_bounded, tail)
+                                                              run_turn, turn_failed)
 from open_agent_compiler.testing.invokers.model_server import MODEL_ID, ScriptedModelServer
-from open_agent_compiler.testing.invokers.protocol import CompiledAgent, Deadline, InvokerError, SubagentCall, TurnResult
+from open_agent_compiler.testing.invokers.protocol import CompiledAgent, Deadline, SubagentCall, TurnResult
 
 ENV = {
     "OPENCODE_DISABLE_MODELS_FETCH": "1", "OPENCODE_DISABLE_AUTOUPDATE": "1", "OPENCODE_DISABLE_DEFAULT_PLUGINS": "1",
@@ -94,13 +94,11 @@ class OpenCodeSession:
         argv = [*self.binary.argv, "run", "--agent", self.agent.compiled_name, "--format", "json", *self.model_flag]
         if self.session_id:
             argv += ["--session", self.session_id]
-        code, out, err = run_bounded([*argv, prompt], self.scratch, ENV, self.deadline, f"opencode, turn {index}",
-                                     self.started)
-        if self.server.errors:
-            raise InvokerError(self.server.errors[0])
+        code, out, err = run_turn(self.server, [*argv, prompt], self.scratch, ENV, self.deadline,
+                                  f"opencode, turn {index}", self.started)
         session, text, calls, subagents, errors = parse_events(out, self.server.resolve_command)
         if code != 0 or errors or session is None:
-            raise InvokerError(f"opencode run exited {code}: {errors or tail(err) or tail(out) or 'no events'}")
+            raise turn_failed("opencode run", code, errors, out, err)
         self.session_id = self.session_id or session
         self.server.end_turn(text)
         return TurnResult(text=text, trajectory=tuple(calls), subagent_calls=tuple(subagents))

@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 from open_agent_compiler.testing.invokers.harness.base import (HarnessBinary, ModelEndpoint, Scratch, json_events,
-                                                              run_bounded, tail)
+                                                              run_turn, turn_failed)
 from open_agent_compiler.testing.invokers.model_server import MODEL_ID, ScriptedModelServer
 from open_agent_compiler.testing.invokers.protocol import CompiledAgent, Deadline, InvokerError, SubagentCall, TurnResult
 
@@ -71,14 +71,12 @@ class PiSession:
         argv = [*self.binary.argv, "--offline", "--approve", "-e", str(self.binary.extension), "--mode", "json"]
         if self.turns:
             argv.append("-c")
-        code, out, err = run_bounded([*argv, "-p", prompt], self.scratch,
-                                     {"PI_CODING_AGENT_DIR": str(self.agent_dir), "PI_OFFLINE": "1"},
-                                     self.deadline, f"pi, turn {index}", self.started)
-        if self.server.errors:
-            raise InvokerError(self.server.errors[0])
+        code, out, err = run_turn(self.server, [*argv, "-p", prompt], self.scratch,
+                                  {"PI_CODING_AGENT_DIR": str(self.agent_dir), "PI_OFFLINE": "1"},
+                                  self.deadline, f"pi, turn {index}", self.started)
         text, delegations, error = parse_events(out)
         if code != 0 or error:
-            raise InvokerError(f"pi -p exited {code}: {error or tail(err) or tail(out) or 'no events'}")
+            raise turn_failed("pi -p", code, error, out, err)
         self.turns += 1
         self.server.end_turn(text)
         return TurnResult(text=text, trajectory=tuple(self.server.turn_calls()), subagent_calls=tuple(delegations))
