@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict
 
 from open_agent_compiler.errors import OacError
 from open_agent_compiler.testing.invokers.commands import command_prefix
-from open_agent_compiler.testing.invokers.model_server import ScriptedModelServer
+from open_agent_compiler.testing.invokers.model_server import MODEL_ID, ScriptedModelServer
 from open_agent_compiler.testing.invokers.protocol import CompiledAgent, Deadline, InvokerError, InvokerTimeout
 
 TAIL = 400
@@ -47,6 +47,15 @@ def endpoint_from_env() -> ModelEndpoint | None:
     if not model:
         raise OacError(f"{url_var} is set but {model_var} is not: name the model to run against")
     return ModelEndpoint(base_url=base_url.rstrip("/"), model=model, api_key=os.environ.get(key_var))
+
+
+def provider_and_model(model: str | None) -> tuple[str, str]:
+    """An agent's `provider/model` as the harness config names them; no model: the scripted one under `oac`,
+    a bare id: that id under `oac`."""
+    provider, _, model_id = (model or f"oac/{MODEL_ID}").partition("/")
+    if not model_id:
+        provider, model_id = "oac", provider
+    return provider, model_id
 
 
 class HarnessBinary(BaseModel):

@@ -7,8 +7,8 @@ from typing import Any
 
 from open_agent_compiler.model.core.evaluator import ToolCall
 from open_agent_compiler.testing.invokers.harness.base import (HarnessBinary, ModelEndpoint, Scratch, json_events,
-                                                              run_turn, turn_failed)
-from open_agent_compiler.testing.invokers.model_server import MODEL_ID, ScriptedModelServer
+                                                              provider_and_model, run_turn, turn_failed)
+from open_agent_compiler.testing.invokers.model_server import ScriptedModelServer
 from open_agent_compiler.testing.invokers.protocol import CompiledAgent, Deadline, SubagentCall, TurnResult
 
 ENV = {
@@ -20,9 +20,7 @@ ENV = {
 def provider_config(model: str | None, base_url: str, api_key: str | None = None) -> dict[str, Any]:
     """opencode.json: `provider/model` served at `base_url` (an OpenAI-style `.../v1`). For the scripted server
     this is the agent's own model id, so the compiled file is run as is; also the default and small model."""
-    provider, _, model_id = (model or f"oac/{MODEL_ID}").partition("/")
-    if not model_id:
-        provider, model_id = "oac", provider
+    provider, model_id = provider_and_model(model)
     return {"$schema": "https://opencode.ai/config.json", "autoupdate": False, "share": "disabled",
             "provider": {provider: {"npm": "@ai-sdk/openai-compatible", "name": provider,
                                     "options": {"baseURL": base_url, "apiKey": api_key or "oac-dummy-key"},

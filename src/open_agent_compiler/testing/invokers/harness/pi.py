@@ -7,8 +7,8 @@ import json
 from typing import Any
 
 from open_agent_compiler.testing.invokers.harness.base import (HarnessBinary, ModelEndpoint, Scratch, json_events,
-                                                              run_turn, turn_failed)
-from open_agent_compiler.testing.invokers.model_server import MODEL_ID, ScriptedModelServer
+                                                              provider_and_model, run_turn, turn_failed)
+from open_agent_compiler.testing.invokers.model_server import ScriptedModelServer
 from open_agent_compiler.testing.invokers.protocol import CompiledAgent, Deadline, InvokerError, SubagentCall, TurnResult
 
 DELEGATE_TOOL = "Agent"
@@ -16,9 +16,7 @@ DELEGATE_TOOL = "Agent"
 
 def models_json(model: str | None, base_url: str, api_key: str | None) -> tuple[dict[str, Any], str, str]:
     """(models.json, provider, model id): the agent's own `provider/model` served at `base_url` (`.../v1`)."""
-    provider, _, model_id = (model or f"oac/{MODEL_ID}").partition("/")
-    if not model_id:
-        provider, model_id = "oac", provider
+    provider, model_id = provider_and_model(model)
     entry = {"id": model_id, "name": model_id, "reasoning": False, "input": ["text"], "contextWindow": 100000,
              "maxTokens": 4000, "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0}}
     return ({"providers": {provider: {"baseUrl": base_url, "api": "openai-completions",
