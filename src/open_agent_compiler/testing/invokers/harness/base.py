@@ -220,6 +220,16 @@ def turn_failed(command: str, code: int, error: str, out: str, err: str) -> Invo
     return InvokerError(f"{command} exited {code}: {error or tail(err) or tail(out) or 'no events'}")
 
 
+def json_or_text(output: Any) -> Any:
+    """A tool's output as the harness reported it: JSON text parsed, other text stripped, anything else as is."""
+    if not isinstance(output, str):
+        return output
+    try:
+        return json.loads(output)
+    except ValueError:
+        return output.strip()
+
+
 def json_events(stdout: str) -> Iterator[dict[str, Any]]:
     """The JSON objects among a harness's output lines (every harness streams one event per line); other lines
     (progress, warnings, non-object JSON) are skipped."""

@@ -7,7 +7,7 @@ from typing import Any
 
 from open_agent_compiler.model.core.evaluator import ToolCall
 from open_agent_compiler.testing.invokers.harness.base import (HarnessBinary, ModelEndpoint, Scratch, json_events,
-                                                              run_turn, turn_failed)
+                                                               json_or_text, run_turn, turn_failed)
 from open_agent_compiler.testing.invokers.model_server import ScriptedModelServer
 from open_agent_compiler.testing.invokers.protocol import CompiledAgent, Deadline, SubagentCall, TurnResult
 
@@ -18,14 +18,10 @@ ENV = {
 
 
 def _output(content: Any) -> Any:
+    """A tool_result's content: its text blocks joined, then as any harness's tool output."""
     if isinstance(content, list):
         content = "".join(part.get("text", "") for part in content if isinstance(part, dict))
-    if isinstance(content, str):
-        try:
-            return json.loads(content)
-        except ValueError:
-            return content.strip()
-    return content
+    return json_or_text(content)
 
 
 def parse_events(stdout: str, resolve: Callable[[str], tuple[str | None, dict[str, Any]]]) -> tuple[str | None, str, list[ToolCall], list[SubagentCall], str]:

@@ -9,7 +9,7 @@ from typing import Any
 
 from open_agent_compiler.model.core.evaluator import ToolCall
 from open_agent_compiler.testing.invokers.harness.base import (HarnessBinary, ModelEndpoint, Scratch, json_events,
-                                                              run_turn, turn_failed)
+                                                               json_or_text, run_turn, turn_failed)
 from open_agent_compiler.testing.invokers.model_server import MODEL_ID, ScriptedModelServer
 from open_agent_compiler.testing.invokers.protocol import CompiledAgent, Deadline, InvokerError, SubagentCall, TurnResult
 
@@ -37,13 +37,6 @@ def _inner(command: str) -> str:
     return command
 
 
-def _output(text: Any) -> Any:
-    try:
-        return json.loads(text)
-    except (TypeError, ValueError):
-        return text.strip() if isinstance(text, str) else text
-
-
 def parse_events(stdout: str, resolve: Callable[[str], tuple[str | None, dict[str, Any]]]
                  ) -> tuple[str | None, str, list[ToolCall], list[SubagentCall], str]:
     """(thread id, final text, trajectory, subagent calls, error) from `--json` lines."""
@@ -63,7 +56,7 @@ def parse_events(stdout: str, resolve: Callable[[str], tuple[str | None, dict[st
             texts.append(str(item.get("text", "")))
         elif item.get("type") == "command_execution":
             command = _inner(str(item.get("command", "")))
-            output = _output(item.get("aggregated_output"))
+            output = json_or_text(item.get("aggregated_output"))
             failed = item.get("exit_code") not in (0, None)
             tool, arguments = resolve(command)
             calls.append(ToolCall(tool_name=tool or "exec_command", arguments=arguments if tool else {"cmd": command},

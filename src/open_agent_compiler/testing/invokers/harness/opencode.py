@@ -7,7 +7,7 @@ from typing import Any
 
 from open_agent_compiler.model.core.evaluator import ToolCall
 from open_agent_compiler.testing.invokers.harness.base import (HarnessBinary, ModelEndpoint, Scratch, json_events,
-                                                              provider_and_model, run_turn, turn_failed)
+                                                               json_or_text, provider_and_model, run_turn, turn_failed)
 from open_agent_compiler.testing.invokers.model_server import ScriptedModelServer
 from open_agent_compiler.testing.invokers.protocol import CompiledAgent, Deadline, SubagentCall, TurnResult
 
@@ -33,15 +33,6 @@ def config_model(model: str) -> str:
     return provider_config(model, "")["model"]
 
 
-def _output(text: Any) -> Any:
-    if not isinstance(text, str):
-        return text
-    try:
-        return json.loads(text)
-    except ValueError:
-        return text.strip()
-
-
 def parse_events(stdout: str, resolve: Callable[[str], tuple[str | None, dict[str, Any]]]) -> tuple[str | None, str, list[ToolCall], list[SubagentCall], str]:
     """(session id, final text, trajectory, subagent calls, error text) from `--format json` lines."""
     session: str | None = None
@@ -62,7 +53,7 @@ def parse_events(stdout: str, resolve: Callable[[str], tuple[str | None, dict[st
             arguments = state.get("input") or {}
             exit_code = (state.get("metadata") or {}).get("exit")
             error = state.get("error") if state.get("status") == "error" else None
-            output = _output(state.get("output"))
+            output = json_or_text(state.get("output"))
             if error is None and isinstance(exit_code, int) and exit_code != 0:
                 error = str(output)
             name = part.get("tool", "?")
