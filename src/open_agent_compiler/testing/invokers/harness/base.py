@@ -10,7 +10,7 @@ import signal
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +19,8 @@ from pydantic import BaseModel, ConfigDict
 from open_agent_compiler.errors import OacError
 from open_agent_compiler.testing.invokers.commands import command_prefix
 from open_agent_compiler.testing.invokers.model_server import MODEL_ID, ScriptedModelServer
-from open_agent_compiler.testing.invokers.protocol import CompiledAgent, Deadline, InvokerError, InvokerTimeout
+from open_agent_compiler.testing.invokers.protocol import (CompiledAgent, Deadline, InvokerError, InvokerTimeout,
+                                                            SubagentCall)
 
 TAIL = 400
 
@@ -228,6 +229,12 @@ def json_or_text(output: Any) -> Any:
         return json.loads(output)
     except ValueError:
         return output.strip()
+
+
+def delegation(arguments: Mapping[str, Any], output: Any = None) -> SubagentCall:
+    """A subagent call from the arguments of the harness's delegation tool (Task / Agent: subagent_type, prompt)."""
+    return SubagentCall(name=str(arguments.get("subagent_type", "")), prompt=str(arguments.get("prompt", "")),
+                        output=str(output or ""))
 
 
 def json_events(stdout: str) -> Iterator[dict[str, Any]]:

@@ -6,8 +6,8 @@ from collections.abc import Callable
 from typing import Any
 
 from open_agent_compiler.model.core.evaluator import ToolCall
-from open_agent_compiler.testing.invokers.harness.base import (HarnessBinary, ModelEndpoint, Scratch, json_events,
-                                                               json_or_text, run_turn, turn_failed)
+from open_agent_compiler.testing.invokers.harness.base import (HarnessBinary, ModelEndpoint, Scratch, delegation,
+                                                               json_events, json_or_text, run_turn, turn_failed)
 from open_agent_compiler.testing.invokers.model_server import ScriptedModelServer
 from open_agent_compiler.testing.invokers.protocol import CompiledAgent, Deadline, SubagentCall, TurnResult
 
@@ -56,8 +56,7 @@ def parse_events(stdout: str, resolve: Callable[[str], tuple[str | None, dict[st
             tool, tool_args = resolve(str(arguments.get("command", "")))
             name, arguments = (tool, tool_args) if tool else (name, arguments)
         elif name in ("Agent", "Task"):
-            subagents.append(SubagentCall(name=str(arguments.get("subagent_type", "")),
-                                          prompt=str(arguments.get("prompt", "")), output=str(output or "")))
+            subagents.append(delegation(arguments, output))
         calls.append(ToolCall(tool_name=name, arguments=arguments, output=None if failed else output,
                               error=str(output) if failed else None))
     return session, text, calls, subagents, error

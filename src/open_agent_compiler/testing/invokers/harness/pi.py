@@ -6,8 +6,8 @@ what the agent's tool commands really ran (the mock shims' calls), as Pi's event
 import json
 from typing import Any
 
-from open_agent_compiler.testing.invokers.harness.base import (HarnessBinary, ModelEndpoint, Scratch, json_events,
-                                                              provider_and_model, run_turn, turn_failed)
+from open_agent_compiler.testing.invokers.harness.base import (HarnessBinary, ModelEndpoint, Scratch, delegation,
+                                                               json_events, provider_and_model, run_turn, turn_failed)
 from open_agent_compiler.testing.invokers.model_server import ScriptedModelServer
 from open_agent_compiler.testing.invokers.protocol import CompiledAgent, Deadline, InvokerError, SubagentCall, TurnResult
 
@@ -39,8 +39,7 @@ def parse_events(stdout: str) -> tuple[str, list[SubagentCall], str]:
             for part in parts:
                 if isinstance(part, dict) and part.get("type") == "toolCall" and part.get("name") == DELEGATE_TOOL:
                     arguments = part.get("arguments") or {}
-                    delegations.append(SubagentCall(name=str(arguments.get("subagent_type", "")),
-                                                    prompt=str(arguments.get("prompt", ""))))
+                    delegations.append(delegation(arguments))
             if message.get("stopReason") == "error":
                 error = str(message.get("errorMessage") or "model error")
     return text, delegations, error
