@@ -10,7 +10,7 @@ import signal
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -229,6 +229,14 @@ def json_or_text(output: Any) -> Any:
         return json.loads(output)
     except ValueError:
         return output.strip()
+
+
+def shell_call_as_tool(name: str, arguments: dict[str, Any], resolve: Callable[[str], tuple[str | None, dict[str, Any]]]
+                       ) -> tuple[str, dict[str, Any]]:
+    """A shell tool call (its `command` argument) as the agent's own tool when the command is one of theirs,
+    else unchanged."""
+    tool, tool_args = resolve(str(arguments.get("command", "")))
+    return (tool, tool_args) if tool else (name, arguments)
 
 
 def delegation(arguments: Mapping[str, Any], output: Any = None) -> SubagentCall:

@@ -7,7 +7,8 @@ from typing import Any
 
 from open_agent_compiler.model.core.evaluator import ToolCall
 from open_agent_compiler.testing.invokers.harness.base import (HarnessBinary, ModelEndpoint, Scratch, delegation,
-                                                               json_events, json_or_text, run_turn, turn_failed)
+                                                               json_events, json_or_text, run_turn, shell_call_as_tool,
+                                                               turn_failed)
 from open_agent_compiler.testing.invokers.model_server import ScriptedModelServer
 from open_agent_compiler.testing.invokers.protocol import CompiledAgent, Deadline, SubagentCall, TurnResult
 
@@ -52,9 +53,8 @@ def parse_events(stdout: str, resolve: Callable[[str], tuple[str | None, dict[st
     for use_id in order:
         name, arguments = uses[use_id]
         output, failed = results.get(use_id, (None, False))
-        if name == "Bash":  # one of the agent's tools when the command is one of theirs
-            tool, tool_args = resolve(str(arguments.get("command", "")))
-            name, arguments = (tool, tool_args) if tool else (name, arguments)
+        if name == "Bash":
+            name, arguments = shell_call_as_tool(name, arguments, resolve)
         elif name in ("Agent", "Task"):
             subagents.append(delegation(arguments, output))
         calls.append(ToolCall(tool_name=name, arguments=arguments, output=None if failed else output,

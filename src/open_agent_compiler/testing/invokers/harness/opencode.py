@@ -8,7 +8,7 @@ from typing import Any
 from open_agent_compiler.model.core.evaluator import ToolCall
 from open_agent_compiler.testing.invokers.harness.base import (HarnessBinary, ModelEndpoint, Scratch, delegation,
                                                                json_events, json_or_text, provider_and_model, run_turn,
-                                                               turn_failed)
+                                                               shell_call_as_tool, turn_failed)
 from open_agent_compiler.testing.invokers.model_server import ScriptedModelServer
 from open_agent_compiler.testing.invokers.protocol import CompiledAgent, Deadline, SubagentCall, TurnResult
 
@@ -58,9 +58,8 @@ def parse_events(stdout: str, resolve: Callable[[str], tuple[str | None, dict[st
             if error is None and isinstance(exit_code, int) and exit_code != 0:
                 error = str(output)
             name = part.get("tool", "?")
-            if name == "bash":  # one of the agent's tools when the command is one of theirs
-                tool, tool_args = resolve(str(arguments.get("command", "")))
-                name, arguments = (tool, tool_args) if tool else (name, arguments)
+            if name == "bash":
+                name, arguments = shell_call_as_tool(name, arguments, resolve)
             elif name == "task":
                 subagents.append(delegation(arguments, output))
             calls.append(ToolCall(tool_name=name, arguments=arguments, output=None if error else output, error=error))
