@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from open_agent_compiler.errors import OacError
-from open_agent_compiler.testing.invokers.loading import load_attribute
+from open_agent_compiler.testing.invokers.loading import call_factory, load_attribute
 
 
 class JudgeClient(Protocol):
@@ -142,13 +142,5 @@ def load_judge(spec: str | Mapping[str, Any] | None, root: Path) -> Any:
         return http_judge({})
     if ":" not in spec:
         raise OacError(f"unknown judge {spec!r}: use 'http' or module:factory")
-    factory, _ = load_attribute(spec, root, "judge factory")
-    if not callable(factory):
-        raise OacError(f"judge factory {spec!r} is a {type(factory).__name__}, not callable")
-    try:
-        judge = factory()
-    except Exception as exc:  # noqa: BLE001 - the user's factory: one line, no traceback
-        raise OacError(f"judge factory {spec!r} raised {type(exc).__name__}: {exc}") from None
-    if not callable(getattr(judge, "judge", None)):
-        raise OacError(f"judge factory {spec!r} returned a {type(judge).__name__}, which has no judge() method")
-    return judge
+    return call_factory(spec, root, "judge factory", lambda made: callable(getattr(made, "judge", None)),
+                        "no judge() method")

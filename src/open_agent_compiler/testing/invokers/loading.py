@@ -2,7 +2,7 @@
 
 import importlib
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -56,3 +56,18 @@ def module_exists(module_name: str, root: Path) -> bool:
     """Whether `module_name` can be imported from `root` (without importing it)."""
     return (root / (module_name.replace(".", "/") + ".py")).is_file() or \
         (root / module_name.replace(".", "/") / "__init__.py").is_file()
+
+
+def call_factory(spec: str, root: Path, what: str, accepts: Callable[[Any], bool], lacks: str) -> Any:
+    """What the user's zero-argument factory `spec` returns, if `accepts` it; otherwise (not callable, raised,
+    returned something that `lacks` what is needed) `OacError` naming `what` and spec."""
+    factory, _ = load_attribute(spec, root, what)
+    if not callable(factory):
+        raise OacError(f"{what} {spec!r} is a {type(factory).__name__}, not callable")
+    try:
+        made = factory()
+    except Exception as exc:  # noqa: BLE001 - the user's factory: one line, no traceback
+        raise OacError(f"{what} {spec!r} raised {type(exc).__name__}: {exc}") from None
+    if not accepts(made):
+        raise OacError(f"{what} {spec!r} returned a {type(made).__name__}, which has {lacks}")
+    return made

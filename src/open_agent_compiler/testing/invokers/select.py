@@ -5,7 +5,7 @@ from pathlib import Path
 from typing import Any
 
 from open_agent_compiler.errors import OacError
-from open_agent_compiler.testing.invokers.loading import load_attribute, module_exists
+from open_agent_compiler.testing.invokers.loading import call_factory, load_attribute, module_exists
 from open_agent_compiler.testing.invokers.protocol import Invoker
 from open_agent_compiler.testing.invokers.scripted import ScriptedInvoker
 
@@ -64,13 +64,6 @@ def load_invoker(spec: str | None, *, root: Path, factory: str, script: str | No
         return BUILTIN[spec](script, factory, root, dialect)
     if ":" not in spec:
         raise OacError(f"unknown invoker {spec!r}: use one of {', '.join(sorted(BUILTIN))} or module:factory")
-    factory_function, _ = load_attribute(spec, root, "invoker factory")
-    if not callable(factory_function):
-        raise OacError(f"invoker factory {spec!r} is a {type(factory_function).__name__}, not callable")
-    try:
-        invoker = factory_function()
-    except Exception as exc:  # noqa: BLE001 - the user's factory: one line, no traceback
-        raise OacError(f"invoker factory {spec!r} raised {type(exc).__name__}: {exc}") from None
-    if not isinstance(invoker, Invoker):
-        raise OacError(f"invoker factory {spec!r} returned a {type(invoker).__name__}, which has no info/session")
+    invoker: Invoker = call_factory(spec, root, "invoker factory", lambda made: isinstance(made, Invoker),
+                                    "no info/session")
     return invoker

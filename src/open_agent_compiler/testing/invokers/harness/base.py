@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,9 @@ from pydantic import BaseModel, ConfigDict
 
 from open_agent_compiler.errors import OacError
 from open_agent_compiler.testing.invokers.commands import command_prefix
-from open_agent_compiler.testing.invokers.protocol import CompiledAgent, Deadline, InvokerTimeout
+from open_agent_compiler.testing.invokers.model_server import MODEL_ID, ScriptedModelServer
+from open_agent_compiler.testing.invokers.protocol import (CompiledAgent, Deadline, InvokerError, InvokerTimeout,
+                                                            SubagentCall)
 
 TAIL = 400
 
@@ -45,6 +48,15 @@ def endpoint_from_env() -> ModelEndpoint | None:
     if not model:
         raise OacError(f"{url_var} is set but {model_var} is not: name the model to run against")
     return ModelEndpoint(base_url=base_url.rstrip("/"), model=model, api_key=os.environ.get(key_var))
+
+
+def provider_and_model(model: str | None) -> tuple[str, str]:
+    """An agent's `provider/model` as the harness config names them; no model: the scripted one under `oac`,
+    a bare id: that id under `oac`."""
+    provider, _, model_id = (model or f"oac/{MODEL_ID}").partition("/")
+    if not model_id:
+        provider, model_id = "oac", provider
+    return provider, model_id
 
 
 class HarnessBinary(BaseModel):
@@ -192,6 +204,57 @@ def run_bounded(argv: list[str], scratch: Scratch, env: dict[str, str], deadline
     except ProcessLookupError:
         pass
     return process.returncode, out, err
+
+
+def run_turn(server: ScriptedModelServer, argv: list[str], scratch: Scratch, env: dict[str, str], deadline: Deadline,
+             what: str, started: list[int]) -> tuple[int, str, str]:
+    """`run_bounded` for one turn; a problem the scripted server met (e.g. the script went wrong) is the turn's
+    error, whatever the harness printed about it."""
+    code, out, err = run_bounded(argv, scratch, env, deadline, what, started)
+    if server.errors:
+        raise InvokerError(server.errors[0])
+    return code, out, err
+
+
+def turn_failed(command: str, code: int, error: str, out: str, err: str) -> InvokerError:
+    """A failed harness run: the error its events reported, else the end of its stderr or stdout."""
+    return InvokerError(f"{command} exited {code}: {error or tail(err) or tail(out) or 'no events'}")
+
+
+def json_or_text(output: Any) -> Any:
+    """A tool's output as the harness reported it: JSON text parsed, other text stripped, anything else as is."""
+    if not isinstance(output, str):
+        return output
+    try:
+        return json.loads(output)
+    except ValueError:
+        return output.strip()
+
+
+def shell_call_as_tool(name: str, arguments: dict[str, Any], resolve: Callable[[str], tuple[str | None, dict[str, Any]]]
+                       ) -> tuple[str, dict[str, Any]]:
+    """A shell tool call (its `command` argument) as the agent's own tool when the command is one of theirs,
+    else unchanged."""
+    tool, tool_args = resolve(str(arguments.get("command", "")))
+    return (tool, tool_args) if tool else (name, arguments)
+
+
+def delegation(arguments: Mapping[str, Any], output: Any = None) -> SubagentCall:
+    """A subagent call from the arguments of the harness's delegation tool (Task / Agent: subagent_type, prompt)."""
+    return SubagentCall(name=str(arguments.get("subagent_type", "")), prompt=str(arguments.get("prompt", "")),
+                        output=str(output or ""))
+
+
+def json_events(stdout: str) -> Iterator[dict[str, Any]]:
+    """The JSON objects among a harness's output lines (every harness streams one event per line); other lines
+    (progress, warnings, non-object JSON) are skipped."""
+    for line in stdout.splitlines():
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(event, dict):
+            yield event
 
 
 def tail(text: str) -> str:

@@ -6,9 +6,11 @@ from collections.abc import Callable
 from typing import Any
 
 from open_agent_compiler.model.core.evaluator import ToolCall
-from open_agent_compiler.testing.invokers.harness.base import HarnessBinary, ModelEndpoint, Scratch, run_bounded, tail
+from open_agent_compiler.testing.invokers.harness.base import (HarnessBinary, ModelEndpoint, Scratch, delegation,
+                                                               json_events, json_or_text, run_turn, shell_call_as_tool,
+                                                               turn_failed)
 from open_agent_compiler.testing.invokers.model_server import ScriptedModelServer
-from open_agent_compiler.testing.invokers.protocol import CompiledAgent, Deadline, InvokerError, SubagentCall, TurnResult
+from open_agent_compiler.testing.invokers.protocol import CompiledAgent, Deadline, SubagentCall, TurnResult
 
 ENV = {
     "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1", "DISABLE_TELEMETRY": "1",
@@ -17,14 +19,10 @@ ENV = {
 
 
 def _output(content: Any) -> Any:
+    """A tool_result's content: its text blocks joined, then as any harness's tool output."""
     if isinstance(content, list):
         content = "".join(part.get("text", "") for part in content if isinstance(part, dict))
-    if isinstance(content, str):
-        try:
-            return json.loads(content)
-        except ValueError:
-            return content.strip()
-    return content
+    return json_or_text(content)
 
 
 def parse_events(stdout: str, resolve: Callable[[str], tuple[str | None, dict[str, Any]]]) -> tuple[str | None, str, list[ToolCall], list[SubagentCall], str]:
@@ -34,13 +32,7 @@ def parse_events(stdout: str, resolve: Callable[[str], tuple[str | None, dict[st
     uses: dict[str, tuple[str, dict[str, Any]]] = {}
     order: list[str] = []
     results: dict[str, tuple[Any, bool]] = {}
-    for line in stdout.splitlines():
-        try:
-            event = json.loads(line)
-        except ValueError:
-            continue
-        if not isinstance(event, dict):
-            continue
+    for event in json_events(stdout):
         session = session or event.get("session_id")
         content = (event.get("message") or {}).get("content") if isinstance(event.get("message"), dict) else None
         if event.get("type") == "assistant" and isinstance(content, list):
@@ -61,12 +53,10 @@ def parse_events(stdout: str, resolve: Callable[[str], tuple[str | None, dict[st
     for use_id in order:
         name, arguments = uses[use_id]
         output, failed = results.get(use_id, (None, False))
-        if name == "Bash":  # one of the agent's tools when the command is one of theirs
-            tool, tool_args = resolve(str(arguments.get("command", "")))
-            name, arguments = (tool, tool_args) if tool else (name, arguments)
+        if name == "Bash":
+            name, arguments = shell_call_as_tool(name, arguments, resolve)
         elif name in ("Agent", "Task"):
-            subagents.append(SubagentCall(name=str(arguments.get("subagent_type", "")),
-                                          prompt=str(arguments.get("prompt", "")), output=str(output or "")))
+            subagents.append(delegation(arguments, output))
         calls.append(ToolCall(tool_name=name, arguments=arguments, output=None if failed else output,
                               error=str(output) if failed else None))
     return session, text, calls, subagents, error
@@ -94,13 +84,11 @@ class ClaudeSession:
         if self.endpoint:
             argv += ["--model", self.endpoint.model]
             env.update(ANTHROPIC_BASE_URL=self.endpoint.base_url, ANTHROPIC_API_KEY=self.endpoint.api_key or "")
-        code, out, err = run_bounded([*argv, "--", prompt], self.scratch, env, self.deadline,
-                                     f"claude, turn {index}", self.started)
-        if self.server.errors:
-            raise InvokerError(self.server.errors[0])
+        code, out, err = run_turn(self.server, [*argv, "--", prompt], self.scratch, env, self.deadline,
+                                  f"claude, turn {index}", self.started)
         session, text, calls, subagents, error = parse_events(out, self.server.resolve_command)
         if code != 0 or error or session is None:
-            raise InvokerError(f"claude -p exited {code}: {error or tail(err) or tail(out) or 'no events'}")
+            raise turn_failed("claude -p", code, error, out, err)
         self.session_id = self.session_id or session
         self.server.end_turn(text)
         return TurnResult(text=text, trajectory=tuple(calls), subagent_calls=tuple(subagents))

@@ -8,7 +8,8 @@ from collections.abc import Callable
 from typing import Any
 
 from open_agent_compiler.model.core.evaluator import ToolCall
-from open_agent_compiler.testing.invokers.harness.base import HarnessBinary, ModelEndpoint, Scratch, run_bounded, tail
+from open_agent_compiler.testing.invokers.harness.base import (HarnessBinary, ModelEndpoint, Scratch, json_events,
+                                                               json_or_text, run_turn, turn_failed)
 from open_agent_compiler.testing.invokers.model_server import MODEL_ID, ScriptedModelServer
 from open_agent_compiler.testing.invokers.protocol import CompiledAgent, Deadline, InvokerError, SubagentCall, TurnResult
 
@@ -36,13 +37,6 @@ def _inner(command: str) -> str:
     return command
 
 
-def _output(text: Any) -> Any:
-    try:
-        return json.loads(text)
-    except (TypeError, ValueError):
-        return text.strip() if isinstance(text, str) else text
-
-
 def parse_events(stdout: str, resolve: Callable[[str], tuple[str | None, dict[str, Any]]]
                  ) -> tuple[str | None, str, list[ToolCall], list[SubagentCall], str]:
     """(thread id, final text, trajectory, subagent calls, error) from `--json` lines."""
@@ -50,13 +44,7 @@ def parse_events(stdout: str, resolve: Callable[[str], tuple[str | None, dict[st
     texts: list[str] = []
     calls: list[ToolCall] = []
     errors: list[str] = []
-    for line in stdout.splitlines():
-        try:
-            event = json.loads(line)
-        except ValueError:
-            continue
-        if not isinstance(event, dict):
-            continue
+    for event in json_events(stdout):
         kind = event.get("type")
         thread = thread or event.get("thread_id")
         if kind in ("turn.failed", "error"):
@@ -68,7 +56,7 @@ def parse_events(stdout: str, resolve: Callable[[str], tuple[str | None, dict[st
             texts.append(str(item.get("text", "")))
         elif item.get("type") == "command_execution":
             command = _inner(str(item.get("command", "")))
-            output = _output(item.get("aggregated_output"))
+            output = json_or_text(item.get("aggregated_output"))
             failed = item.get("exit_code") not in (0, None)
             tool, arguments = resolve(command)
             calls.append(ToolCall(tool_name=tool or "exec_command", arguments=arguments if tool else {"cmd": command},
@@ -99,13 +87,11 @@ class CodexSession:
         argv = [*self.binary.argv, "exec", "--json", "--skip-git-repo-check", "-s", "danger-full-access"]
         if self.thread:
             argv += ["resume", self.thread]
-        code, out, err = run_bounded([*argv, "--", prompt], self.scratch, self.env,
-                                     self.deadline, f"codex, turn {index}", self.started)
-        if self.server.errors:
-            raise InvokerError(self.server.errors[0])
+        code, out, err = run_turn(self.server, [*argv, "--", prompt], self.scratch, self.env,
+                                  self.deadline, f"codex, turn {index}", self.started)
         thread, text, calls, subagents, error = parse_events(out, self.server.resolve_command)
         if code != 0 or error or thread is None:
-            raise InvokerError(f"codex exec exited {code}: {error or tail(err) or tail(out) or 'no events'}")
+            raise turn_failed("codex exec", code, error, out, err)
         self.thread = self.thread or thread
         self.server.end_turn(text)
         return TurnResult(text=text, trajectory=tuple(calls), subagent_calls=tuple(subagents))

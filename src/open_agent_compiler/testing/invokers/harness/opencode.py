@@ -6,9 +6,11 @@ from collections.abc import Callable
 from typing import Any
 
 from open_agent_compiler.model.core.evaluator import ToolCall
-from open_agent_compiler.testing.invokers.harness.base import HarnessBinary, ModelEndpoint, Scratch, run_bounded, tail
-from open_agent_compiler.testing.invokers.model_server import MODEL_ID, ScriptedModelServer
-from open_agent_compiler.testing.invokers.protocol import CompiledAgent, Deadline, InvokerError, SubagentCall, TurnResult
+from open_agent_compiler.testing.invokers.harness.base import (HarnessBinary, ModelEndpoint, Scratch, delegation,
+                                                               json_events, json_or_text, provider_and_model, run_turn,
+                                                               shell_call_as_tool, turn_failed)
+from open_agent_compiler.testing.invokers.model_server import ScriptedModelServer
+from open_agent_compiler.testing.invokers.protocol import CompiledAgent, Deadline, SubagentCall, TurnResult
 
 ENV = {
     "OPENCODE_DISABLE_MODELS_FETCH": "1", "OPENCODE_DISABLE_AUTOUPDATE": "1", "OPENCODE_DISABLE_DEFAULT_PLUGINS": "1",
@@ -19,9 +21,7 @@ ENV = {
 def provider_config(model: str | None, base_url: str, api_key: str | None = None) -> dict[str, Any]:
     """opencode.json: `provider/model` served at `base_url` (an OpenAI-style `.../v1`). For the scripted server
     this is the agent's own model id, so the compiled file is run as is; also the default and small model."""
-    provider, _, model_id = (model or f"oac/{MODEL_ID}").partition("/")
-    if not model_id:
-        provider, model_id = "oac", provider
+    provider, model_id = provider_and_model(model)
     return {"$schema": "https://opencode.ai/config.json", "autoupdate": False, "share": "disabled",
             "provider": {provider: {"npm": "@ai-sdk/openai-compatible", "name": provider,
                                     "options": {"baseURL": base_url, "apiKey": api_key or "oac-dummy-key"},
@@ -34,15 +34,6 @@ def config_model(model: str) -> str:
     return provider_config(model, "")["model"]
 
 
-def _output(text: Any) -> Any:
-    if not isinstance(text, str):
-        return text
-    try:
-        return json.loads(text)
-    except ValueError:
-        return text.strip()
-
-
 def parse_events(stdout: str, resolve: Callable[[str], tuple[str | None, dict[str, Any]]]) -> tuple[str | None, str, list[ToolCall], list[SubagentCall], str]:
     """(session id, final text, trajectory, subagent calls, error text) from `--format json` lines."""
     session: str | None = None
@@ -50,13 +41,7 @@ def parse_events(stdout: str, resolve: Callable[[str], tuple[str | None, dict[st
     calls: list[ToolCall] = []
     subagents: list[SubagentCall] = []
     errors: list[str] = []
-    for line in stdout.splitlines():
-        try:
-            event = json.loads(line)
-        except ValueError:
-            continue
-        if not isinstance(event, dict):
-            continue
+    for event in json_events(stdout):
         session = session or event.get("sessionID")
         part = event.get("part") if isinstance(event.get("part"), dict) else {}
         kind = event.get("type")
@@ -69,16 +54,14 @@ def parse_events(stdout: str, resolve: Callable[[str], tuple[str | None, dict[st
             arguments = state.get("input") or {}
             exit_code = (state.get("metadata") or {}).get("exit")
             error = state.get("error") if state.get("status") == "error" else None
-            output = _output(state.get("output"))
+            output = json_or_text(state.get("output"))
             if error is None and isinstance(exit_code, int) and exit_code != 0:
                 error = str(output)
             name = part.get("tool", "?")
-            if name == "bash":  # one of the agent's tools when the command is one of theirs
-                tool, tool_args = resolve(str(arguments.get("command", "")))
-                name, arguments = (tool, tool_args) if tool else (name, arguments)
+            if name == "bash":
+                name, arguments = shell_call_as_tool(name, arguments, resolve)
             elif name == "task":
-                subagents.append(SubagentCall(name=str(arguments.get("subagent_type", "")),
-                                              prompt=str(arguments.get("prompt", "")), output=str(output or "")))
+                subagents.append(delegation(arguments, output))
             calls.append(ToolCall(tool_name=name, arguments=arguments, output=None if error else output, error=error))
     return session, texts[-1] if texts else "", calls, subagents, "; ".join(errors)
 
@@ -99,13 +82,11 @@ class OpenCodeSession:
         argv = [*self.binary.argv, "run", "--agent", self.agent.compiled_name, "--format", "json", *self.model_flag]
         if self.session_id:
             argv += ["--session", self.session_id]
-        code, out, err = run_bounded([*argv, prompt], self.scratch, ENV, self.deadline, f"opencode, turn {index}",
-                                     self.started)
-        if self.server.errors:
-            raise InvokerError(self.server.errors[0])
+        code, out, err = run_turn(self.server, [*argv, prompt], self.scratch, ENV, self.deadline,
+                                  f"opencode, turn {index}", self.started)
         session, text, calls, subagents, errors = parse_events(out, self.server.resolve_command)
         if code != 0 or errors or session is None:
-            raise InvokerError(f"opencode run exited {code}: {errors or tail(err) or tail(out) or 'no events'}")
+            raise turn_failed("opencode run", code, errors, out, err)
         self.session_id = self.session_id or session
         self.server.end_turn(text)
         return TurnResult(text=text, trajectory=tuple(calls), subagent_calls=tuple(subagents))

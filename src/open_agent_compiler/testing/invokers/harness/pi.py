@@ -6,8 +6,9 @@ what the agent's tool commands really ran (the mock shims' calls), as Pi's event
 import json
 from typing import Any
 
-from open_agent_compiler.testing.invokers.harness.base import HarnessBinary, ModelEndpoint, Scratch, run_bounded, tail
-from open_agent_compiler.testing.invokers.model_server import MODEL_ID, ScriptedModelServer
+from open_agent_compiler.testing.invokers.harness.base import (HarnessBinary, ModelEndpoint, Scratch, delegation,
+                                                               json_events, provider_and_model, run_turn, turn_failed)
+from open_agent_compiler.testing.invokers.model_server import ScriptedModelServer
 from open_agent_compiler.testing.invokers.protocol import CompiledAgent, Deadline, InvokerError, SubagentCall, TurnResult
 
 DELEGATE_TOOL = "Agent"
@@ -15,9 +16,7 @@ DELEGATE_TOOL = "Agent"
 
 def models_json(model: str | None, base_url: str, api_key: str | None) -> tuple[dict[str, Any], str, str]:
     """(models.json, provider, model id): the agent's own `provider/model` served at `base_url` (`.../v1`)."""
-    provider, _, model_id = (model or f"oac/{MODEL_ID}").partition("/")
-    if not model_id:
-        provider, model_id = "oac", provider
+    provider, model_id = provider_and_model(model)
     entry = {"id": model_id, "name": model_id, "reasoning": False, "input": ["text"], "contextWindow": 100000,
              "maxTokens": 4000, "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0}}
     return ({"providers": {provider: {"baseUrl": base_url, "api": "openai-completions",
@@ -30,13 +29,7 @@ def parse_events(stdout: str) -> tuple[str, list[SubagentCall], str]:
     """(final text, delegations, error) from `--mode json` lines."""
     text, error = "", ""
     delegations: list[SubagentCall] = []
-    for line in stdout.splitlines():
-        try:
-            event = json.loads(line)
-        except ValueError:
-            continue
-        if not isinstance(event, dict):
-            continue
+    for event in json_events(stdout):
         message = event.get("message") if isinstance(event.get("message"), dict) else None
         if event.get("type") == "message_end" and message and message.get("role") == "assistant":
             parts = message.get("content") or []
@@ -46,8 +39,7 @@ def parse_events(stdout: str) -> tuple[str, list[SubagentCall], str]:
             for part in parts:
                 if isinstance(part, dict) and part.get("type") == "toolCall" and part.get("name") == DELEGATE_TOOL:
                     arguments = part.get("arguments") or {}
-                    delegations.append(SubagentCall(name=str(arguments.get("subagent_type", "")),
-                                                    prompt=str(arguments.get("prompt", ""))))
+                    delegations.append(delegation(arguments))
             if message.get("stopReason") == "error":
                 error = str(message.get("errorMessage") or "model error")
     return text, delegations, error
@@ -76,14 +68,12 @@ class PiSession:
         argv = [*self.binary.argv, "--offline", "--approve", "-e", str(self.binary.extension), "--mode", "json"]
         if self.turns:
             argv.append("-c")
-        code, out, err = run_bounded([*argv, "-p", prompt], self.scratch,
-                                     {"PI_CODING_AGENT_DIR": str(self.agent_dir), "PI_OFFLINE": "1"},
-                                     self.deadline, f"pi, turn {index}", self.started)
-        if self.server.errors:
-            raise InvokerError(self.server.errors[0])
+        code, out, err = run_turn(self.server, [*argv, "-p", prompt], self.scratch,
+                                  {"PI_CODING_AGENT_DIR": str(self.agent_dir), "PI_OFFLINE": "1"},
+                                  self.deadline, f"pi, turn {index}", self.started)
         text, delegations, error = parse_events(out)
         if code != 0 or error:
-            raise InvokerError(f"pi -p exited {code}: {error or tail(err) or tail(out) or 'no events'}")
+            raise turn_failed("pi -p", code, error, out, err)
         self.turns += 1
         self.server.end_turn(text)
         return TurnResult(text=text, trajectory=tuple(self.server.turn_calls()), subagent_calls=tuple(delegations))
