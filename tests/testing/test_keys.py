@@ -76,3 +76,15 @@ def test_each_file_is_read_once_per_run(project: Path, monkeypatch) -> None:
         files(project / "mockmod.py")
     assert len(reads) == 1
     assert files("missing.py") == "missing"
+
+
+def test_a_key_covers_the_code_that_judges_the_test(tmp_path: Path, monkeypatch) -> None:
+    """A pass earned by another version of the read-back, runner or evaluators is not green for this one: the
+    code's fingerprint is part of every key (`schema`), and of the key cache's scope."""
+    from open_agent_compiler.testing import keys as keys_module
+
+    before = build(tmp_path)
+    real = keys_module.source_fingerprint
+    monkeypatch.setattr(keys_module, "source_fingerprint", lambda *packages: "other code " + real(*packages))
+    after = build(tmp_path)
+    assert before.keys() == after.keys() and all(before[test_id] != after[test_id] for test_id in before)

@@ -14,7 +14,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from open_agent_compiler.model.hashing import digest, source_fingerprint
 from open_agent_compiler.model.registry import ResolvedConfig
 from open_agent_compiler.testing.discovery import TestCase
-from open_agent_compiler.testing.keys import KeyParts
+from open_agent_compiler.testing.keys import JUDGING_CODE, KeyParts
 
 
 class KeyCache:
@@ -48,7 +48,7 @@ class KeyCache:
             for name in names:
                 if name not in profiles:  # (`names - profiles.keys()` would copy every key, once per agent)
                     profiles[name] = digest(resolved.mock_profiles[name])
-            scope = digest([source_fingerprint("model", "testing"), agent.content_digest(),
+            scope = digest([source_fingerprint(*JUDGING_CODE), agent.content_digest(),
                             artifact_digests.get(agent.compiled_name), sorted((n, profiles[n]) for n in names),
                             dialect, variant, invoker, judge])
             known = self.entries.get(scope, {})

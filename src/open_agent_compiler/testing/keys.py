@@ -4,11 +4,11 @@
 from collections.abc import Sequence
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from open_agent_compiler.model.core.mock import MockResponse
 from open_agent_compiler.model.core.tool import ToolDefinition
-from open_agent_compiler.model.hashing import digest, digest_bytes, digest_model
+from open_agent_compiler.model.hashing import digest, digest_bytes, digest_model, source_fingerprint
 from open_agent_compiler.model.registry import ResolvedConfig
 from open_agent_compiler.testing.discovery import TestCase
 from open_agent_compiler.testing.judges import uses_judge
@@ -17,6 +17,13 @@ from open_agent_compiler.testing.mocks import mock_source_files, reachable_mock_
 
 # Bump when the meaning of a result changes (result schema, evaluator semantics): every green test re-runs.
 ENGINE_SCHEMA = "oac-results/2"  # 2: tool tests hold outputs to the JSON tool's schemas
+JUDGING_CODE = ("model", "compiler", "testing")  # what decides a result: definitions, read-backs, runners, evaluators
+
+
+def engine_schema() -> str:
+    """The schema version and a digest of the code that judges tests (read once per process): a pass earned by
+    another version of the read-back or the evaluators is not a pass for this one."""
+    return f"{ENGINE_SCHEMA}+{source_fingerprint(*JUDGING_CODE)}"
 
 
 class FileDigests:
@@ -62,7 +69,7 @@ class FileDigests:
 class KeyParts(BaseModel):
     model_config = ConfigDict(frozen=True)
 
-    schema_version: str = ENGINE_SCHEMA
+    schema_version: str = Field(default_factory=engine_schema)
     definition: str
     target: str
     model: str | None = None
