@@ -32,11 +32,11 @@ from open_agent_compiler.model.core.evaluator import (
     ToolCall,
 )
 from open_agent_compiler.model.core.mock import MockKind, MockProfile, MockResponse, MockState
-from open_agent_compiler.model.core.model_preset import ModelLimits, ModelPreset, SamplingDefaults
+from open_agent_compiler.model.core.model_preset import ModelLimits, ModelPreset, ReasoningField, SamplingDefaults
 from open_agent_compiler.model.core.skill import SkillDefinition, SkillExample, WorkflowStep
 from open_agent_compiler.model.core.template import CompilationConfig, TemplateSlot, TemplateTree
-from open_agent_compiler.model.core.test_model import AgentTest, CapabilityTest, ToolTest, Turn
-from open_agent_compiler.model.core.permissions_model import PermissionType, ToolScope
+from open_agent_compiler.model.core.test_model import AgentTest, AnyEvaluator, CapabilityTest, EvaluatorKind, ToolTest, Turn
+from open_agent_compiler.model.core.permissions_model import DefaultTools, PermissionType, ToolScope
 from open_agent_compiler.model.core.split_profile import SplitProfile
 from open_agent_compiler.model.core.variant_spec import VariantSpec, apply_variant
 from open_agent_compiler.model.core.workflow_model import (

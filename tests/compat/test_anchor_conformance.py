@@ -270,10 +270,6 @@ def test_methods_and_properties_are_there(name: str) -> None:
 
 # Top-level names of the reference's definition modules we do not export, and why.
 NOT_AT_TOP_LEVEL: dict[str, str] = {
-    "AnyEvaluator": "the union of the evaluator classes: ours dispatch on `kind` through Evaluator instead",
-    "EvaluatorKind": "same: the kinds are the keys of testing.evaluation.EVALUATORS",
-    "DefaultTools": "the reference's list of OpenCode tool names; our permissions name harness tools per dialect",
-    "ReasoningField": "a type alias for ModelPreset.interleaved, which accepts the same values here",
     "CompilationContext": "the reference's per-pass feature-flag context for agent factories; our factories are"
     " plain functions and a VariantSpec's feature_flags are not read by the compile",
     "build": "the reference's one-call compile; the programmatic compile here is CompileScript(...).run()",
@@ -298,3 +294,17 @@ def test_the_lists_name_only_reference_facts() -> None:
         assert name in CLASSES, f"{name} is not in the schema"
     assert set(NOT_AT_TOP_LEVEL) <= set(SCHEMA["top_level"])
     assert set(REGISTRY_RETURNS) <= set(SCHEMA["registry"]["methods"])
+
+
+def test_the_type_aliases_name_what_we_have() -> None:
+    """`EvaluatorKind` / `AnyEvaluator` (type hints in registries) cover exactly the registered evaluator kinds."""
+    from typing import get_args
+
+    from pydantic import TypeAdapter
+
+    from open_agent_compiler.testing.evaluation import EVALUATORS
+
+    assert set(get_args(open_agent_compiler.EvaluatorKind)) == set(EVALUATORS)
+    assert set(get_args(open_agent_compiler.AnyEvaluator)) == set(EVALUATORS.values())
+    judged = TypeAdapter(open_agent_compiler.AnyEvaluator).validate_python({"kind": "substring", "needle": "x"})
+    assert type(judged) is EVALUATORS["substring"]

@@ -6,6 +6,9 @@ from open_agent_compiler.model.core.agent import ModelParameters
 from open_agent_compiler.model.core.base import Frozen, Text
 
 
+
+ReasoningField = bool | str  # reasoning on/off, or the name of the provider's field that carries it
+
 class ModelLimits(Frozen):
     context: int | None = None
     output: int | None = None
@@ -32,7 +35,7 @@ class ModelPreset(Frozen):
     sampling: SamplingDefaults = Field(default_factory=SamplingDefaults)
     limits: ModelLimits = Field(default_factory=ModelLimits)
     reasoning: bool = False
-    interleaved: bool | str | None = None
+    interleaved: ReasoningField | None = None
     input_modalities: tuple[str, ...] = ("text",)
     output_modalities: tuple[str, ...] = ("text",)
     provider_options: dict[str, str] = Field(default_factory=dict)

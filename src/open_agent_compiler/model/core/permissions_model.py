@@ -6,5 +6,10 @@ from open_agent_compiler.model.core.tool import BashToolPermission, JsonToolPerm
 
 PermissionType = PermissionValue
 ToolScope = Literal["*"]
+# OpenCode's tool and permission names, as the public package lists them (type hints in registries use it).
+DefaultTools = Literal[
+    "custom_tool", "read", "edit", "patch", "write", "mcp", "bash", "glob", "lsp", "skill", "todowrite", "webfetch",
+    "websearch", "external_directory", "doom_loop", "question",
+]
 
-__all__ = ["BashToolPermission", "JsonToolPermission", "PermissionType", "ToolScope"]
+__all__ = ["BashToolPermission", "DefaultTools", "JsonToolPermission", "PermissionType", "ToolScope"]

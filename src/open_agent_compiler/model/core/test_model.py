@@ -6,7 +6,7 @@
 - `AgentTest` (on `AgentDefinition.agent_tests`): a single- or multi-turn scenario run through an invoker.
 """
 
-from typing import Any
+from typing import Any, Literal, get_args
 
 from pydantic import Field, SerializeAsAny, field_validator, model_validator
 
@@ -106,9 +106,23 @@ _EVALUATOR_NAMES = frozenset({
 })
 
 
+# The kinds in the public package's order; `AnyEvaluator` is the union of their classes (resolved on first use).
+EvaluatorKind = Literal[
+    "equals", "substring", "regex", "json_path", "tool_called", "tool_not_called", "path_order",
+    "permission_present", "permission_absent", "llm_judge", "fact_recall",
+]
+
+
 def __getattr__(name: str) -> Any:
     if name in _EVALUATOR_NAMES:
         from open_agent_compiler.testing import evaluation
 
         return getattr(evaluation, name)
+    if name == "AnyEvaluator":
+        from functools import reduce
+        from operator import or_
+
+        from open_agent_compiler.testing.evaluation import EVALUATORS
+
+        return reduce(or_, (EVALUATORS[kind] for kind in get_args(EvaluatorKind)))
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
