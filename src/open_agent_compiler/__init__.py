@@ -32,6 +32,7 @@ from open_agent_compiler.model.core.evaluator import (
     ToolCall,
 )
 from open_agent_compiler.model.core.mock import MockKind, MockProfile, MockResponse, MockState
+from open_agent_compiler.model.core.compilation_context import CompilationContext
 from open_agent_compiler.model.core.model_preset import ModelLimits, ModelPreset, ReasoningField, SamplingDefaults
 from open_agent_compiler.model.core.skill import SkillDefinition, SkillExample, WorkflowStep
 from open_agent_compiler.model.core.template import CompilationConfig, TemplateSlot, TemplateTree
@@ -78,14 +79,14 @@ from open_agent_compiler.testing.evaluation import (
 
 __version__ = "0.1.0"
 
-__all__ = [name for name in dir() if not name.startswith("_") and name[0].isupper()] + ["load_registry", "apply_variant", "CompileScript"]
+__all__ = [name for name in dir() if not name.startswith("_") and name[0].isupper()] + ["load_registry", "apply_variant", "CompileScript", "build", "build_variant"]
 
 
 def __getattr__(name: str) -> object:
     # The programmatic compile pulls in the compiler and writer; import it only when asked for, so that processes
     # which only need definitions (tool handler children, the CLI's test path) start as fast as before.
-    if name == "CompileScript":
-        from open_agent_compiler.compiler.script import CompileScript
+    if name in ("CompileScript", "build", "build_variant"):
+        from open_agent_compiler.compiler import script
 
-        return CompileScript
+        return getattr(script, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

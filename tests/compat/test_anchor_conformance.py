@@ -270,10 +270,6 @@ def test_methods_and_properties_are_there(name: str) -> None:
 
 # Top-level names of the reference's definition modules we do not export, and why.
 NOT_AT_TOP_LEVEL: dict[str, str] = {
-    "CompilationContext": "the reference's per-pass feature-flag context for agent factories; our factories are"
-    " plain functions and a VariantSpec's feature_flags are not read by the compile",
-    "build": "the reference's one-call compile; the programmatic compile here is CompileScript(...).run()",
-    "build_variant": "same: use CompileScript(..., variants=[...]).run()",
 }
 
 

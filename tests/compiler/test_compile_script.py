@@ -181,3 +181,35 @@ def test_split_profile_routes_each_agent_by_model_class(tmp_path: Path) -> None:
     model = {name: load_agent_artifact(tmp_path, f"{name}-split", "opencode").config.get("model")
              for name in ("primary", "eye", "ack")}
     assert model == {"primary": "anthropic/claude-opus-4-1", "eye": "google/gemini-2.5", "ack": "openai/gpt-5-mini"}
+
+
+def test_build_and_build_variant_compile_like_the_public_package(tmp_path: Path) -> None:
+    from open_agent_compiler import build, build_variant
+
+    registry = team_registry()
+    config = registry.list_configs()[0]
+    build(tmp_path / "base", registry, config)
+    base = {p.relative_to(tmp_path / "base").as_posix() for p in (tmp_path / "base").rglob("*.md")}
+    assert base and all("-deep" not in name for name in base)
+    build_variant(tmp_path / "deep", registry, config, VariantSpec(name="deep", postfix="-deep", preset=DEEP),
+                  dialect="claude")
+    names = {p.stem for p in (tmp_path / "deep" / ".claude" / "agents").glob("*.md")}
+    assert names and all(name.endswith("-deep") for name in names)
+    with pytest.raises(OacError, match="options"):
+        build(tmp_path / "x", registry, config, options={"native_tools": True})
+
+
+def test_a_factory_sees_the_pass_it_is_resolved_for(tmp_path: Path) -> None:
+    from open_agent_compiler.model.core.compilation_context import CompilationContext, current_context
+
+    seen: list[CompilationContext] = []
+
+    def factory() -> AgentRegistry:
+        seen.append(current_context())
+        return team_registry()
+
+    config = team_registry().list_configs()[0]
+    spec = VariantSpec(name="deep", postfix="-deep", preset=DEEP, feature_flags={"beta": True})
+    CompileScript(target=tmp_path, config=config, factory=factory, variants=[spec], mock_profile=None).run()
+    assert seen[0].variant_name == "deep" and seen[0].flag("beta") is True and seen[0].variant_postfix == "-deep"
+    assert current_context() == CompilationContext()  # restored after the pass

@@ -13,7 +13,7 @@ removes what it wrote before and no longer produces.
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -22,6 +22,7 @@ from open_agent_compiler.compiler.expand import with_variants
 from open_agent_compiler.compiler.writer import WriteReport, write_output
 from open_agent_compiler.errors import OacError
 from open_agent_compiler.model.core.access_profile import AccessProfileRegistry
+from open_agent_compiler.model.core.compilation_context import CompilationContext, active
 from open_agent_compiler.model.core.variant_spec import VariantSpec
 from open_agent_compiler.model.factory import load_registry
 from open_agent_compiler.model.registry import AgentRegistry, ResolvedConfig
@@ -129,12 +130,22 @@ class CompileScript:
                              "no agent file here carries; not written")
         return notes
 
+    def context(self) -> CompilationContext:
+        """What factories see during this pass: the profiles and client it is for, and a single variant's
+        identity and feature flags (several variants compile in one pass: then none of them is current)."""
+        spec = self.variants[0] if len(self.variants) == 1 else None
+        return CompilationContext(
+            variant_name=spec.name if spec else None, variant_postfix=spec.postfix if spec else "",
+            access_profile_name=self.access_profile, mock_profile_name=self.mock_profile, client_id=self.client_id,
+            feature_flags=dict(spec.feature_flags) if spec else {})
+
     def run(self) -> CompileResult:
         root = self.source_root or Path.cwd()
-        resolved = self._registry(root).resolve_config(self.config)
-        notes = self._notes(resolved)
-        expanded = with_variants(resolved, self.variants)
-        outputs = [get_dialect(name).compile(expanded, source_root=root) for name in self.dialects]
+        with active(self.context()):
+            resolved = self._registry(root).resolve_config(self.config)
+            notes = self._notes(resolved)
+            expanded = with_variants(resolved, self.variants)
+            outputs = [get_dialect(name).compile(expanded, source_root=root) for name in self.dialects]
         for output in outputs:  # check every write before the first one happens
             write_output(output, self.target, dialect=output.dialect, dry_run=True)
         cleaned: list[WriteReport] = []
@@ -173,3 +184,28 @@ class CompileScript:
             print(f"warning: {warning}")
         print(f"compiled {self.config!r} for {', '.join(self.dialects)} -> {self.target}: "
               f"written={len(result.written_files)} removed={len(result.removed_files)}")
+
+
+def _no_options(options: dict[str, Any] | None) -> None:
+    if options:
+        raise OacError(f"build(options={sorted(options)!r}): dialect options are not supported here; the dialect "
+                       "modules take no options")
+
+
+def build(target: str | os.PathLike[str], registry: AgentRegistry, config_name: str, *,
+          dialect: str = DEFAULT_DIALECT, options: dict[str, Any] | None = None) -> CompileResult:
+    """One compile of `config_name` for `dialect` into `target` (the public package's one-call form)."""
+    _no_options(options)
+    return CompileScript(target=target, config=config_name, dialect=dialect, factory=registry).run()
+
+
+def build_variant(target: str | os.PathLike[str], registry: AgentRegistry, config_name: str, spec: VariantSpec, *,
+                  access_profile_name: str | None = None, mock_profile_name: str | None = None,
+                  client_id: str | None = None, dialect: str = DEFAULT_DIALECT,
+                  options: dict[str, Any] | None = None) -> CompileResult:
+    """One pass under `spec` (its preset and postfix on every agent), with its feature flags and the given
+    profile names as the current CompilationContext while the config is resolved and compiled."""
+    _no_options(options)
+    return CompileScript(target=target, config=config_name, dialect=dialect, factory=registry, variants=[spec],
+                         access_profile=access_profile_name, mock_profile=mock_profile_name,
+                         client_id=client_id).run()
