@@ -72,6 +72,11 @@ def least_to_most_restrictive(rules: Iterable[tuple[str, Action]]) -> dict[str, 
     return dict(sorted(rules, key=lambda rule: ACTIONS.index(rule[1])))
 
 
+def granted_mcp_servers(agent: ResolvedAgent) -> tuple[McpServer, ...]:
+    """The agent's MCP servers, only when `mcp` is on (deny by default)."""
+    return tuple(agent.definition.mcp_servers) if agent.definition.permissions.mcp else ()
+
+
 def agent_grants(agent: ResolvedAgent) -> AgentGrants:
     bash: dict[str, Action] = {}
     for reachable in agent.tools:
@@ -86,5 +91,5 @@ def agent_grants(agent: ResolvedAgent) -> AgentGrants:
         edit=permissions.edit,
         subagents=agent.subagents,
         skills=tuple(dict.fromkeys(skill.name for skill in agent.definition.skills)),
-        mcp_servers=tuple(agent.definition.mcp_servers) if permissions.mcp else (),
+        mcp_servers=granted_mcp_servers(agent),
     )

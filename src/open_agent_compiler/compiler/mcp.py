@@ -13,7 +13,7 @@ configuration; `allowed_tools` narrows the grant to those tools (empty: every to
 from collections.abc import Iterable
 from typing import Any
 
-from open_agent_compiler.compiler.grants import agent_grants
+from open_agent_compiler.compiler.grants import granted_mcp_servers
 from open_agent_compiler.compiler.identifiers import check_mcp_server
 from open_agent_compiler.errors import OacError
 from open_agent_compiler.model.core.agent import MCPServerDefinition
@@ -24,7 +24,7 @@ def granted_servers(agents: Iterable[ResolvedAgent]) -> dict[str, MCPServerDefin
     """Every server some agent is granted, once; two different servers with one name are an error."""
     found: dict[str, tuple[str, MCPServerDefinition]] = {}
     for agent in agents:
-        for server in agent_grants(agent).mcp_servers:
+        for server in granted_mcp_servers(agent):  # not agent_grants: that checks every bash pattern again
             first = found.setdefault(check_mcp_server(server.name), (agent.compiled_name, server))
             if _connection(first[1]) != _connection(server):
                 raise OacError(f"agents {first[0]!r} and {agent.compiled_name!r} define MCP server "
