@@ -22,7 +22,6 @@ from doit.task import Task
 
 from open_agent_compiler.model.registry import ResolvedConfig
 from open_agent_compiler.tasks import planning
-from open_agent_compiler.testing.invokers.select import load_invoker
 from open_agent_compiler.testing.judges import judge_key, load_judge
 from open_agent_compiler.tasks.backend import OacStateDB
 from open_agent_compiler.tasks.build_sync import sync_build
@@ -99,8 +98,12 @@ class TestPlan:
         check_results_path(self.results_path)
         self.resolved: ResolvedConfig = planning.load(options)
         self.cases = planning.discover_tests(self.resolved, options)
-        invoker = load_invoker(options.invoker, root=self.root, factory=options.factory,
-                               script=options.invoker_script, dialect=options.dialect)
+        invoker = None
+        if options.invoker:  # the invokers (and what they import) load only when agent tests will run
+            from open_agent_compiler.testing.invokers.select import load_invoker
+
+            invoker = load_invoker(options.invoker, root=self.root, factory=options.factory,
+                                   script=options.invoker_script, dialect=options.dialect)
         judge = load_judge(options.judge, self.root)
         self.invoker_key = invoker.info.key() if invoker is not None else None  # part of agent tests' keys
         self.judge_key = judge_key(options.judge, judge, self.root)  # part of the keys of tests with llm_judge

@@ -9,8 +9,6 @@ error as evidence; with no judge wired, `llm_judge` evaluators skip.
 import json
 import os
 import re
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
@@ -53,7 +51,7 @@ class HttpJudge:
     """An OpenAI-compatible chat-completions judge. Network and answer problems raise (→ the evaluator FAILs)."""
 
     def __init__(self, base_url: str, model: str, api_key: str | None = None, timeout: float = 60.0,
-                 opener: Callable[..., Any] = urllib.request.urlopen) -> None:
+                 opener: Callable[..., Any] | None = None) -> None:
         self.base_url = base_url.rstrip("/")
         self.model = model
         self.api_key = api_key
@@ -68,10 +66,13 @@ class HttpJudge:
         headers = {"content-type": "application/json"}
         if self.api_key:
             headers["authorization"] = f"Bearer {self.api_key}"
+        import urllib.error  # imported here: a run without an HTTP judge (every warm run) does not pay for urllib
+        import urllib.request
+
         request = urllib.request.Request(f"{self.base_url}/chat/completions", data=json.dumps(body).encode(),
                                          headers=headers, method="POST")
         try:
-            with self._open(request, timeout=self.timeout) as response:
+            with (self._open or urllib.request.urlopen)(request, timeout=self.timeout) as response:
                 data = json.loads(response.read())
         except urllib.error.HTTPError as exc:
             raise RuntimeError(f"judge endpoint answered HTTP {exc.code}") from None
