@@ -125,3 +125,13 @@ def test_full_standard_output_is_one_line_not_a_traceback(tmp_path: Path) -> Non
         done = oac(root, "test", *ARGS, "-v", stdout=full, stderr=subprocess.PIPE)
     assert "Traceback" not in done.stderr and done.returncode == 2, done.stderr
     assert done.stderr.strip() == "oac: cannot write standard output: No space left on device"
+
+
+def test_read_only_results_file_is_one_line_before_the_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = quickstart(tmp_path)
+    results = root / ".oac" / "test_results.jsonl"
+    _file(results)
+    real_access = os.access  # root ignores file modes: say the file is read-only as the OS would
+    monkeypatch.setattr(os, "access", lambda path, mode: False if Path(path) == results else real_access(path, mode))
+    with pytest.raises(StateError, match=r"cannot write .*test_results\.jsonl: read-only"):
+        build_options(root, {"factory": "agents:registry", "config": "prod"})

@@ -25,7 +25,7 @@ from open_agent_compiler.tasks import planning
 from open_agent_compiler.testing.judges import judge_key, load_judge
 from open_agent_compiler.tasks.backend import OacStateDB
 from open_agent_compiler.tasks.build_sync import sync_build
-from open_agent_compiler.tasks.records import append_record, build_record, check_results_path
+from open_agent_compiler.tasks.records import append_record, build_record
 from open_agent_compiler.tasks.settings import TestOptions
 from open_agent_compiler.errors import OacError
 from open_agent_compiler.tasks.state_paths import check_state_paths
@@ -95,7 +95,6 @@ class TestPlan:
         self.run_id = uuid.uuid4().hex
         self.root = options.root  # resolved once: `options.root` resolves the path on every call
         self.results_path = options.results_path
-        check_results_path(self.results_path)
         self.resolved: ResolvedConfig = planning.load(options)
         self.cases = planning.discover_tests(self.resolved, options)
         invoker = None

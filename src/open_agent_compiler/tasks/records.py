@@ -16,24 +16,6 @@ if TYPE_CHECKING:
 _LOGS: dict[tuple[int, str], ResultsLog] = {}  # (pid, path) → log: a forked worker opens its own descriptor
 
 
-def check_results_path(path: Path) -> None:
-    """Fail before any test runs when the results file cannot take records (a directory, a symlink, unwritable).
-    Creates nothing: a run that stops at bad input leaves no results file behind."""
-    if path.is_symlink() or (path.exists() and not path.is_file()):
-        raise OacError(f"results file {path} is not a regular file")
-    if path.exists():
-        try:
-            os.close(os.open(path, os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW))
-        except OSError as exc:
-            raise OacError(f"cannot write results file {path}: {exc.strerror}") from None
-        return
-    parent = path.parent
-    while not parent.exists() and parent != parent.parent:
-        parent = parent.parent
-    if not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
-        raise OacError(f"cannot create results file {path}: {parent} is not a writable directory")
-
-
 def _log(path: Path) -> ResultsLog:
     key = (os.getpid(), str(path))
     log = _LOGS.get(key)

@@ -74,6 +74,8 @@ def _check(path: Path, *, folder: bool) -> None:
         raise StateError(f"{path} is not a directory (oac keeps its state there)")
     if not folder and path.is_dir():
         raise StateError(f"{path} is a directory, but oac needs a file there")
+    if not folder and path.is_file() and not os.access(path, os.W_OK):
+        raise StateError(f"cannot write {path}: read-only")
     existing = _nearest_existing(path if folder else path.parent)
     if not os.access(existing, os.W_OK | os.X_OK):
         raise StateError(f"cannot write {existing}: read-only (oac keeps {path} there)")
