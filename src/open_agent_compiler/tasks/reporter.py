@@ -5,7 +5,7 @@ import sys
 from typing import Any, TextIO
 
 from doit.dependency import Dependency
-from doit.exceptions import TaskFailed, UnmetDependency
+from doit.exceptions import UnmetDependency
 from doit.globals import Globals
 
 from open_agent_compiler.errors import OacError
@@ -65,7 +65,6 @@ class OacReporter:
         self.tally = RunTally()
         self._force = bool(self.options.get("always_execute"))
         self._plans: list[TestPlan] = []
-        self._task_failures: dict[str, str] = {}  # non-test task (a compile) → why it failed
         self._completed = False
         self._tests_selected = True
 
@@ -171,11 +170,10 @@ class OacReporter:
         if info is None:
             message = " ".join(str(exception.get_msg() if hasattr(exception, "get_msg") else exception).split())
             compile_info = (task.meta or {}).get("oac_compile")
-            if compile_info and isinstance(exception, TaskFailed):  # our compile task: its one-line reason,
-                plan = plan_for(compile_info["run_id"])        # also when a -n worker ran it
+            if compile_info:  # our compile task: its reason is told again in the FAIL of each test that needed it
+                plan = plan_for(compile_info["run_id"])  # (also when a -n worker ran it: set here, not there)
                 plan.compile_error = message = plan.compile_error or message
             self.tally.errors.append(f"{task.name}: {message}")
-            self._task_failures[task.name] = message[:300]  # told again in the FAIL of each test that needed it
             self._say(f"  ERROR {task.name}: {message[:500]}")
             return
         backend = _backend()
@@ -184,10 +182,8 @@ class OacReporter:
         outcome = (task.meta or {}).pop("oac_outcome", None)
         if outcome is None:  # never reached our action: a dependency failed, or doit itself refused
             text = " ".join(str(exception.get_msg() if hasattr(exception, "get_msg") else exception).split())
-            if isinstance(exception, UnmetDependency):  # name the cause (e.g. the build path), not only the task
-                plan = info[0]
-                text = (f"not run: its compile task failed: {plan.compile_error}" if plan.compile_error else
-                        "; ".join(f"{name} failed: {self._task_failures.get(name, 'see above')}" for name in text.split()))
+            if isinstance(exception, UnmetDependency) and info[0].compile_error:  # the cause, not only the task
+                text = f"not run: its compile task failed: {info[0].compile_error}"
             evidence = EvaluatorResult(evaluator_kind="engine", name="engine", passed=False, score=0.0,
                                        evidence=text[:500])
             outcome = TestOutcome(status="fail", score=0.0, evidence=(evidence,))
