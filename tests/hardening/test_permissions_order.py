@@ -8,7 +8,10 @@ read-back must compute what the harness computes, not look patterns up by their 
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from open_agent_compiler.compiler import bash_match
 from open_agent_compiler.compiler.bash_match import claude_match, js_key_order, opencode_match
 from open_agent_compiler.compiler.dialects import DIALECTS
 from open_agent_compiler.compiler.frontmatter import parse_markdown
@@ -251,3 +254,23 @@ def test_bad_bash_patterns_are_one_clear_error(dialect: str, pattern: str) -> No
     with pytest.raises(OacError, match=r"tool 'bad': bash pattern .* (one non-empty line|only digits)") as info:
         DIALECTS[dialect].compile(one_agent(extra_tools=[tool("bad", pattern)]))
     assert "\n" not in str(info.value)
+
+
+# The read-back's matcher takes shortcuts for literal and prefix patterns; each must agree with the full
+# wildcard regex (OpenCode's rule) on every command.
+_WILDCARD_TEXT = st.text(alphabet="ab */?.\\\n", max_size=8)
+
+
+@given(pattern=_WILDCARD_TEXT, command=_WILDCARD_TEXT)
+@settings(max_examples=3000, deadline=None)
+def test_opencode_match_shortcuts_agree_with_the_wildcard_regex(pattern: str, command: str) -> None:
+    regex = bash_match._opencode_regex(pattern)
+    assert opencode_match(command, pattern) is (regex.fullmatch(command.replace("\\", "/")) is not None)
+
+
+@pytest.mark.parametrize("pattern", ["git *", "git*", "*", " *", "git", "a.b", "a\\b", "a\\*"])
+@pytest.mark.parametrize("command", ["git", "git ", "git x", "gitx", "gi", "", " ", "a.b", "axb", "a/b", "a\\b",
+                                     "a/*", "a/x"])
+def test_opencode_match_shortcut_shapes(pattern: str, command: str) -> None:
+    regex = bash_match._opencode_regex(pattern)
+    assert opencode_match(command, pattern) is (regex.fullmatch(command.replace("\\", "/")) is not None)

@@ -96,36 +96,49 @@ def _rule_list(raw: Any, where: str) -> list[Rule]:
     return rules
 
 
-def _decide(rules: list[Rule], permission: str, pattern: str) -> Action:
-    """OpenCode's evaluation: the last rule whose permission and pattern both match."""
-    for key, rule_pattern, action in reversed(rules):
-        if opencode_match(permission, key) and opencode_match(pattern, rule_pattern):
+def _applicable(rules: list[Rule], permission: str) -> list[tuple[str, Action]]:
+    """(pattern, action) of the rules whose permission key matches `permission`, in order."""
+    return [(pattern, action) for key, pattern, action in rules if opencode_match(permission, key)]
+
+
+def _last(applicable: list[tuple[str, Action]], pattern: str) -> Action:
+    """OpenCode's evaluation: the last rule whose pattern matches decides."""
+    for rule_pattern, action in reversed(applicable):
+        if opencode_match(pattern, rule_pattern):
             return action
     return "ask"  # OpenCode's answer when nothing matches (its own defaults always match first)
 
 
-def _patterns(rules: list[Rule], permission: str) -> dict[str, Action]:
-    """The rules that apply to `permission`, pattern → action, in evaluation order (a repeated pattern keeps
-    only its last, deciding, position)."""
+def _decide(rules: list[Rule], permission: str, pattern: str) -> Action:
+    """OpenCode's evaluation: the last rule whose permission and pattern both match."""
+    return _last(_applicable(rules, permission), pattern)
+
+
+def _in_order(applicable: list[tuple[str, Action]]) -> dict[str, Action]:
+    """pattern → action in evaluation order (a repeated pattern keeps only its last, deciding, position)."""
     found: dict[str, Action] = {}
-    for key, pattern, action in rules:
-        if opencode_match(permission, key):
-            found.pop(pattern, None)
-            found[pattern] = action
+    for pattern, action in applicable:
+        found.pop(pattern, None)
+        found[pattern] = action
     return found
+
+
+def _patterns(rules: list[Rule], permission: str) -> dict[str, Action]:
+    """The rules that apply to `permission`, pattern → action, in evaluation order."""
+    return _in_order(_applicable(rules, permission))
 
 
 def _overall(rules: list[Rule], permission: str) -> Action:
     """Granted when any named pattern is allowed (e.g. one subagent); otherwise what an unnamed value gets."""
-    named = [pattern for pattern in _patterns(rules, permission) if pattern != "*"]
-    if any(_decide(rules, permission, pattern) == "allow" for pattern in named):
+    applicable = _applicable(rules, permission)
+    if any(_last(applicable, pattern) == "allow" for pattern in _in_order(applicable) if pattern != "*"):
         return "allow"
-    return _decide(rules, permission, UNNAMED)
+    return _last(applicable, UNNAMED)
 
 
 def _allowed_names(rules: list[Rule], permission: str) -> tuple[str, ...]:
-    return tuple(name for name in _patterns(rules, permission)
-                 if name != "*" and _decide(rules, permission, name) == "allow")
+    applicable = _applicable(rules, permission)
+    return tuple(name for name in _in_order(applicable) if name != "*" and _last(applicable, name) == "allow")
 
 
 TERMS = HarnessTerms(
