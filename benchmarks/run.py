@@ -24,7 +24,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from generate import TESTS_PER_AGENT, Spec  # noqa: E402
-from oacbench import impls, profiling, report, targets  # noqa: E402
+from oacbench import impls, phases, profiling, report, targets  # noqa: E402
 from oacbench.measure import rss_method  # noqa: E402
 from oacbench.plan import PRESETS, Plan, preset  # noqa: E402
 from oacbench.scenarios import Bench  # noqa: E402
@@ -65,6 +65,7 @@ class Runner:
     def __init__(self, plan: Plan, bench: Bench, work: Path, keep: bool) -> None:
         self.plan, self.bench, self.work, self.keep = plan, bench, work, keep
         self.profiles: dict[str, Any] = {}
+        self.phases: dict[str, Any] = {}
 
     def labels(self, tests: int, shape: str) -> list[str]:
         chosen = []
@@ -102,10 +103,13 @@ class Runner:
                 self.profile("edit-1-agent", case, cold=False)
                 self.bench.settle(case, [label for label in labels if label != "ours"])
             self.bench.long_history(case, labels, reps)
+            self.time_steps(f"warm, {tests:,} tests", case, cold=False)
+            self.time_steps(f"cold, {tests:,} tests", case, cold=True)
             self.mock_only(tests, shape, labels, reps)
         largest = max(self.plan.sizes)
         if self.plan.profile_largest and tests == largest > self.plan.edit_size and shape == "per-agent":
             self.profile(f"warm at {largest:,} tests", case, cold=False)
+            self.time_steps(f"warm, {tests:,} tests", case, cold=False)
         self.drop(case)
 
     def mock_only(self, tests: int, shape: str, labels: list[str], reps: int) -> None:
@@ -115,6 +119,7 @@ class Runner:
         self.bench.cold_only(case, labels, reps, "cold, mock-only suite (no handler tests)")
         if self.plan.profile:
             self.profile("cold mock-only", case, cold=True)
+        self.time_steps(f"cold, {tests:,} tests, mock-only suite", case, cold=True)
         self.drop(case)
 
     def slow(self, kind: str) -> None:
@@ -131,6 +136,15 @@ class Runner:
         summary = profiling.profile(self.bench.impls["ours"], case, prefix, cold=cold, timeout=RUN_TIMEOUT_S)
         summary["case"] = case.name
         self.profiles[name] = summary
+
+    def time_steps(self, name: str, case: Case, *, cold: bool) -> None:
+        """Where our run's time and memory go, step by step, by the wall clock (median of a few runs)."""
+        if not self.plan.phase_runs:
+            return
+        self.bench.log(f"timing the steps of our {name} run ({self.plan.phase_runs} runs)")
+        result = phases.measure(self.bench.impls["ours"], case, cold=cold, runs=self.plan.phase_runs,
+                                timeout=RUN_TIMEOUT_S)
+        self.phases[name] = result
 
     def cold_profile(self) -> None:
         tests = self.plan.cold_profile_size
@@ -163,6 +177,14 @@ def main(argv: list[str] | None = None) -> int:
     edit_ok = {c.case: c.ok for c in bench.checks if c.name.startswith("edit 1 agent")}
     found = targets.evaluate(bench.rows, edit_ok)
     markdown = report.render(bench.rows, found, bench.checks, bench.notes)
+    markdown += "\n## Where our time goes (wall clock, step by step)\n"
+    for name, result in runner.phases.items():
+        markdown += "\n" + "\n".join(phases.render(f"Our {name} run", result)) + "\n"
+    warm = sorted((r for n, r in runner.phases.items() if n.startswith("warm") and "error" not in r),
+                  key=lambda r: r["tests"])
+    if len(warm) >= 2:
+        markdown += "\n" + "\n".join(phases.render_growth(f"warm {warm[0]['tests']:,}", warm[0],
+                                                             f"warm {warm[-1]['tests']:,}", warm[-1])) + "\n"
     for name, summary in runner.profiles.items():
         markdown += "\n" + "\n".join(profiling.render(f"Profile of our {name} run", summary)) + "\n"
     print("\n" + markdown, flush=True)
@@ -175,6 +197,7 @@ def main(argv: list[str] | None = None) -> int:
                   "description": SUITE},
         "rows": [row.as_dict() for row in bench.rows], "targets": [t.as_dict() for t in found],
         "checks": [c.as_dict() for c in bench.checks], "notes": bench.notes, "profiles": runner.profiles,
+        "phases": runner.phases,
         "duration_s": round(time.perf_counter() - bench.started, 1),
     }
     written = report.write(args.results, stamp, payload, markdown)

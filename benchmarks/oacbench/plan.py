@@ -24,6 +24,7 @@ class Plan:
     profile: bool = True
     profile_largest: bool = True  # also profile our warm run at the largest per-agent size (superlinear costs)
     cold_profile_size: int = 1_000
+    phase_runs: int = 3  # wall-clock step timings (phases_child.py) per timed scenario; 0: none
 
     def reps_for(self, tests: int) -> int:
         return self.reps if tests < LARGE else self.large_reps
