@@ -107,6 +107,50 @@ def answer(payload):
 '''
 
 
+# An invoker that, like a harness, runs from the compiled files of the build: its answer is the agent's file.
+BUILD_READER = '''
+from contextlib import contextmanager
+
+from open_agent_compiler.testing.invokers.protocol import InvokerError, InvokerInfo, TurnResult
+
+
+class Reply:
+    def __init__(self, text):
+        self.text = text
+
+    def turn(self, index, prompt):
+        return TurnResult(text=self.text)
+
+
+class BuildReader:
+    info = InvokerInfo(name="build-reader")
+
+    @contextmanager
+    def session(self, agent, test, dispatcher, deadline):
+        path = agent.build_dir / ".opencode" / "agents" / f"{agent.compiled_name}.md"
+        if not path.is_file():
+            raise InvokerError(f"no compiled agent at {path}")
+        yield Reply(path.read_text())
+
+
+def make():
+    return BuildReader()
+'''
+READ_BUILD = ("--invoker", "build_reader:make")
+
+
+def add_agent_tests(project: "Project") -> None:
+    """Give alpha and beta an agent test each that passes only if its compiled file is in the build (run them
+    with READ_BUILD): 6 tests in all."""
+    project.write("build_reader.py", BUILD_READER)
+    project.edit("agents.py", "ToolDefinitionLogicBash, ToolTest,", "ToolDefinitionLogicBash, ToolTest, AgentTest, "
+                 "SubstringEvaluator,")
+    for name in ("ALPHA", "BETA"):
+        project.edit("agents.py", f'system_prompt="{name}_PROMPT",',
+                     f'system_prompt="{name}_PROMPT", agent_tests=[AgentTest(name="reads-build", prompt="hi", '
+                     f'evaluators=(SubstringEvaluator(needle="{name}_PROMPT"),))],')
+
+
 class Project:
     def __init__(self, root: Path) -> None:
         self.root = root

@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from engine_project import OAC, ONE_AGENT, SUMMARY, Project, summary_line
+from engine_project import OAC, ONE_AGENT, READ_BUILD, SUMMARY, Project, add_agent_tests, summary_line
 
 SLOW_TOOLS = '''
 from open_agent_compiler import (
@@ -185,18 +185,32 @@ def test_ctrl_c_exits_130_with_finished_tests_recorded(slow: Project, tmp_path) 
 
 @pytest.mark.parametrize("jobs", ["2", "3"])
 def test_parallel_runs_wait_for_the_compile_task_and_report_failures(project: Project, jobs: str) -> None:
-    """Capability tests depend on the compile task; with jobs queued ahead, none may start before it ends."""
-    serial = project.test(code=0)
+    """Agent tests run from the build, so they depend on the compile task; with jobs queued ahead, none may start
+    before it ends."""
+    add_agent_tests(project)
+    serial = project.test(*READ_BUILD, code=0)
     project.edit("handlers/lookup.py", "TRANSFORM = str.upper", "TRANSFORM = str.lower")
-    shutil.rmtree(project.root / ".oac" / "build")  # a capability test that ran before compiling would fail
-    parallel = project.test("--force", "-n", jobs, code=1)
-    assert summary_line(serial.stdout) == SUMMARY.format(4, 4, 0, 0, 0)
-    assert summary_line(parallel.stdout) == SUMMARY.format(4, 3, 1, 0, 0)
+    shutil.rmtree(project.root / ".oac" / "build")  # an agent test that ran before compiling would fail
+    parallel = project.test(*READ_BUILD, "--force", "-n", jobs, code=1)
+    assert summary_line(serial.stdout) == SUMMARY.format(6, 6, 0, 0, 0)
+    assert summary_line(parallel.stdout) == SUMMARY.format(6, 5, 1, 0, 0)
     assert "FAIL 'lookup-real'" in parallel.stdout
-    rerun = project.records()[4:]
-    assert sorted(r["test_id"] for r in rerun) == sorted(r["test_id"] for r in project.records()[:4])
-    assert all(r["status"] == "pass" for r in rerun if r["test_kind"] == "capability")
-    assert project.test("-n", jobs, code=1).stdout.count("FAIL") == 1  # only the failed test runs again
+    rerun = project.records()[6:]
+    assert sorted(r["test_id"] for r in rerun) == sorted(r["test_id"] for r in project.records()[:6])
+    assert all(r["status"] == "pass" for r in rerun if r["test_kind"] in ("capability", "agent"))
+    assert project.test(*READ_BUILD, "-n", jobs, code=1).stdout.count("FAIL") == 1  # only the failed test again
+
+
+def test_a_run_without_agent_tests_writes_no_build(project: Project) -> None:
+    """Capability tests judge the compiled bytes in memory: with no agent test in the run there is no compile
+    task and nothing is written to .oac/build, serially or with -n."""
+    for jobs in ("1", "2"):
+        done = project.test("--force", "-n", jobs, code=0)
+        assert summary_line(done.stdout) == SUMMARY.format(4, 4, 0, 0, 0)
+        assert not (project.root / ".oac" / "build").exists()
+    add_agent_tests(project)
+    project.test(*READ_BUILD, code=0)
+    assert (project.root / ".oac/build/prod/opencode/.opencode/agents/primary.md").is_file()
 
 
 def test_a_test_whose_record_cannot_be_written_is_not_green(project: Project, monkeypatch, capsys) -> None:
@@ -259,13 +273,17 @@ def test_skipped_and_not_runnable_records_are_not_passed(quickstart: Project) ->
 
 
 def test_tests_of_a_failed_compile_are_counted_failed(project: Project) -> None:
+    """The agent tests need the build and fail naming the compile error; capability tests judge the compiled
+    bytes in memory and pass."""
+    add_agent_tests(project)
     # a directory where a compiled file goes (a file where the build directory goes is refused before the run)
     blocked = project.root / ".oac" / "build" / "prod" / "opencode" / ".opencode" / "agents" / "primary.md"
     blocked.mkdir(parents=True)
     for jobs in ("1", "2"):
-        done = project.test("-n", jobs, code=1)
-        assert summary_line(done.stdout) == SUMMARY.format(4, 0 if jobs == "2" else 2, 2, 2 if jobs == "2" else 0, 0)
-        assert done.stdout.count("FAIL 'same-name'") == 2
+        done = project.test(*READ_BUILD, "-n", jobs, code=1)
+        # the second time the tool and capability tests are green (skipped); the agent tests fail again
+        assert summary_line(done.stdout) == SUMMARY.format(6, 4 if jobs == "1" else 0, 2, 0 if jobs == "1" else 4, 0)
+        assert done.stdout.count("FAIL 'reads-build'") == 2
         assert "ERROR oac_compile:prod:opencode: " in done.stdout and "Traceback" not in done.stdout
         assert str(blocked) in done.stdout
         failed = [r for r in project.records() if r["status"] == "fail"][-2:]

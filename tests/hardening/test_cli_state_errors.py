@@ -65,8 +65,9 @@ def test_a_compiled_path_blocked_inside_the_build_names_that_path(tmp_path: Path
     errors = [line for line in done.stdout.splitlines() if line.startswith("  ERROR ")]
     assert len(errors) == 1 and str(blocked) in errors[0] and "directory" in errors[0], done.stdout
     fails = [line for line in done.stdout.splitlines() if line.startswith("  FAIL ")]
-    assert len(fails) == 3 and all("compile task failed: " in line and str(blocked) in line
-                                   for line in fails), done.stdout
+    # the agent test runs from the build; the capability tests judge the compiled bytes in memory and pass
+    assert len(fails) == 1 and "'echo-conversation'" in fails[0] and "compile task failed: " in fails[0] \
+        and str(blocked) in fails[0], done.stdout
     assert done.returncode != 0
 
 

@@ -99,6 +99,9 @@ def test_a_symlink_planted_in_oac_is_refused_not_written_through(planted: str, p
 
 
 def test_a_symlink_planted_after_the_first_run_is_refused_too(project: Path, tmp_path: Path) -> None:
+    agents = project / "agents.py"  # an agent test: the run writes .oac/build, which agent tests run from
+    text = agents.read_text().replace("CompilationConfig,", "CompilationConfig, AgentTest,", 1)
+    agents.write_text(text.replace('("rm *",))])', '("rm *",))], agent_tests=[AgentTest(name="talks", prompt="hi")])'))
     first = oac_test(project)
     assert first.returncode == 0, first.stderr
     build = project / ".oac" / "build"
@@ -160,9 +163,8 @@ def test_a_damaged_render_memo_is_not_trusted(project: Path) -> None:
     memo.write_bytes(head + b"\n" + json.dumps({"entries": entries}, separators=(",", ":")).encode())
     done = oac_test(project, "--force")
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "render-memo/opencode.json failed its integrity check" in done.stderr
-    agent_file = project / ".oac/build/prod/opencode/.opencode/agents/primary.md"
-    assert "rm *" not in agent_file.read_text() and "grep *" in agent_file.read_text()
+    assert "render-memo/opencode.json failed its integrity check" in done.stderr  # and `no-rm` passed: the
+    # capability test judged freshly rendered bytes, not the memo's (which allow `rm *`)
 
 
 def test_oac_compile_never_uses_the_render_memo(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -2,7 +2,8 @@
 
 A test task's `uptodate` check compares its composite key (see `testing.keys`) with the key of its last pass,
 read from our backend's bulk-loaded columns; its `file_dep` are the files its key covers (handler scripts,
-callable-mock modules, discovered project imports); capability and agent tests depend on the compile task.
+callable-mock modules, discovered project imports). Agent tests depend on the compile task, which writes the
+build they run from; capability tests judge the compiled bytes in memory (their digest is in the key).
 doit decides what runs. Failed runs leave no green state, so they always run again.
 """
 
@@ -110,6 +111,9 @@ class TestPlan:
         self.names = {case.test_id: f"{TEST_GROUP}:{task_name(options.config, case.test_id)}" for case in self.cases}
         self.test_ids = {name: test_id for test_id, name in self.names.items()}
         self.needs_compile = any(case.kind != "tool" for case in self.cases)
+        # Only agent tests run from files (a harness is started in a copy of the build); capability tests judge
+        # the compiled bytes in memory, so a run without agent tests has no compile task and writes no build.
+        self.writes_build = any(case.kind == "agent" for case in self.cases)
         self.compiled = planning.compile_dialect(self.resolved, options, self.needs_compile)
         self.compile_task = f"{COMPILE_GROUP}:{task_name(options.config, options.dialect)}"
         self.keyer = planning.Keyer(self.resolved, self.cases, self.compiled, options,
@@ -165,7 +169,7 @@ class TestPlan:
     def task_dicts(self) -> Iterator[dict[str, Any]]:
         if self.prefetching:
             self._start_prefetch()
-        if self.needs_compile:
+        if self.writes_build:
             build_dir = str(self.options.build_dir)
             compile_task = Task(
                 self.compile_task, [(compile_action, [self.run_id])],
@@ -173,7 +177,7 @@ class TestPlan:
                 uptodate=[CompiledCheck(self.compiled.key)],
                 targets=[f"{build_dir}/{path}" for path in sorted(self.compiled.contents)],
                 meta={"oac_compile": {"run_id": self.run_id}}, verbosity=0, subtask_of=COMPILE_GROUP)
-            yield Task(COMPILE_GROUP, None, doc="compile the tested config into .oac/build (what tests read back)",
+            yield Task(COMPILE_GROUP, None, doc="compile the tested config into .oac/build (what agent tests run from)",
                        has_subtask=True, task_dep=[compile_task.name])
             yield compile_task
         yield from self._test_tasks()
@@ -209,10 +213,10 @@ class TestPlan:
                 uptodate=uptodate, meta=meta, values={}, subtask_of=TEST_GROUP)
             if files:  # doit may add implicit task_dep to a task whose file_dep another task makes
                 task.file_dep = set(files)
-                task.task_dep = [self.compile_task] if case.kind != "tool" else []
+                task.task_dep = [self.compile_task] if case.kind == "agent" else []
             else:
                 task.file_dep = no_files
-                task.task_dep = after_compile if case.kind != "tool" else none
+                task.task_dep = after_compile if case.kind == "agent" else none
             group.task_dep.append(name)
             yield task
 
