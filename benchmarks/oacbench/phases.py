@@ -1,7 +1,7 @@
 """Where our run's wall time and memory go, step by step (phases_child.py, run by our venv's Python).
 
 The median of a few runs per step. Rendered as one table per scenario, and as time per test for the same
-steps at two sizes (what grows faster than the number of tests).
+steps at every warm size (what grows faster than the number of tests).
 """
 
 from __future__ import annotations
@@ -65,20 +65,32 @@ def render(name: str, result: dict[str, Any]) -> list[str]:
     return lines
 
 
-def render_growth(small_name: str, small: dict[str, Any], large_name: str, large: dict[str, Any]) -> list[str]:
-    """Each step's time per test at both sizes: a step whose cost per test rises is what bends the curve."""
-    if "error" in small or "error" in large:
+def render_growth(results: list[dict[str, Any]]) -> list[str]:
+    """Each step's time per test at every size (warm runs, smallest first): a step whose cost per test rises
+    with the size is what bends the curve; fixed costs (imports, exit) fall."""
+    if len(results) < 2:
         return []
-    n_small, n_large = small["tests"], large["tests"]
-    lines = [f"### Time per test, {small_name} vs {large_name}", "",
-             f"| step | µs/test at {n_small:,} | µs/test at {n_large:,} | ratio |", "|---|---:|---:|---:|"]
-    small_steps = {row["step"]: row["s"] for row in small["steps"]}
-    for row in large["steps"]:
-        before = small_steps.get(row["step"], 0.0) / n_small * 1e6
-        after = row["s"] / n_large * 1e6
-        ratio = f"{after / before:.2f}" if before >= 0.5 else "—"
-        lines.append(f"| {row['step']} | {before:.1f} | {after:.1f} | {ratio} |")
-    gc_small, gc_large = small["gc_s"] / n_small * 1e6, large["gc_s"] / n_large * 1e6
-    lines.append(f"| (garbage collection, inside the steps) | {gc_small:.1f} | {gc_large:.1f} | "
-                 f"{gc_large / gc_small:.2f} |" if gc_small else "")
+    sizes = [r["tests"] for r in results]
+    header = " | ".join(f"µs/test at {n:,}" for n in sizes)
+    lines = [f"### Time per test by step, warm runs of {', '.join(f'{n:,}' for n in sizes)} tests", "",
+             f"| step | {header} | ratio last/first |", "|---|" + "---:|" * (len(sizes) + 1)]
+    steps = [row["step"] for row in results[-1]["steps"]]
+    fixed = ("imports", "CLI, summary, exit")
+
+    def per_test(result: dict[str, Any], step: str | None) -> float:
+        if step is None:  # everything but the fixed costs
+            seconds = sum(r["s"] for r in result["steps"] if not r["step"].startswith(fixed))
+        elif step == "gc":
+            seconds = result["gc_s"]
+        else:
+            seconds = next((r["s"] for r in result["steps"] if r["step"] == step), 0.0)
+        return seconds / result["tests"] * 1e6
+
+    for label, step in [*((s, s) for s in steps), ("all but imports and exit", None),
+                        ("(garbage collection, inside the steps)", "gc")]:
+        values = [per_test(r, step) for r in results]
+        if not any(values):
+            continue
+        ratio = f"{values[-1] / values[0]:.2f}" if values[0] >= 0.5 else "—"
+        lines.append(f"| {label} | " + " | ".join(f"{v:.1f}" for v in values) + f" | {ratio} |")
     return lines
