@@ -20,7 +20,9 @@ import resource
 import sys
 import time
 from pathlib import Path
-from typing import Any, Callable, NoReturn
+from typing import Any, Callable
+
+from in_process import command_line, run_oac
 
 STARTED = time.perf_counter()
 
@@ -114,41 +116,24 @@ def breakdown(total: float, imports: float) -> list[dict[str, Any]]:
     ]
 
 
-_HARD_EXIT = os._exit
-_PID = os.getpid()
-
-
 def main(argv: list[str]) -> int:
-    out, separator, command = argv[0], argv[1], argv[2:]
-    if separator != "--" or not command:
-        print(__doc__, file=sys.stderr)
+    parsed = command_line(argv, __doc__ or "")
+    if parsed is None:
         return 2
-    sys.argv = command
-    sys.path.insert(0, ".")
-    from open_agent_compiler.cli import main as oac_main
+    out, command = parsed
+    imported = [0.0]
 
-    imported = time.perf_counter()
-    rss_mb["after imports"] = _current_rss_mb()
-    _install()
-    gc.callbacks.append(_on_gc)
-    code: Any = 0
+    def after_import() -> None:
+        imported[0] = time.perf_counter()
+        rss_mb["after imports"] = _current_rss_mb()
+        _install()
+        gc.callbacks.append(_on_gc)
 
-    def finish(status: int) -> NoReturn:
-        if os.getpid() != _PID:  # a forked helper (zygote, keeper, handler): really exit
-            _HARD_EXIT(status)
-        raise SystemExit(status)
-
-    os._exit = finish  # the entry point ends the process without unwinding; we report first
-    try:
-        oac_main()
-    except SystemExit as exc:
-        code = exc.code
-    finally:
-        os._exit = _HARD_EXIT
+    code = run_oac(command, imported=after_import)
     total = time.perf_counter() - STARTED
     result = {
         "exit_code": code, "total_s": round(total, 4),
-        "steps": breakdown(total, imported - STARTED),
+        "steps": breakdown(total, imported[0] - STARTED),
         "gc_s": round(gc_clock["s"], 4), "gc_passes": gc_clock["passes"],
         "rss_mb": {k: round(v, 1) for k, v in rss_mb.items()},
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),

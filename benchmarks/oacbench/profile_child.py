@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import cProfile
 import json
-import os
 import pstats
 import re
 import sys
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
+
+from in_process import command_line, run_oac
 
 TOP = 25
 BUILTIN_OWNER = re.compile(r"of '([\w.]+)' objects|built-in method ([\w.]+)")
@@ -75,37 +76,13 @@ def summarize(stats: pstats.Stats) -> dict[str, Any]:
     }
 
 
-_HARD_EXIT = os._exit
-_PROFILED_PID = os.getpid()
-
-
-def _raise_exit(status: int) -> NoReturn:
-    if os.getpid() != _PROFILED_PID:  # a forked helper (the handler zygote, a handler child): really exit
-        _HARD_EXIT(status)
-    raise SystemExit(status)
-
-
 def main(argv: list[str]) -> int:
-    prefix, separator, command = argv[0], argv[1], argv[2:]
-    if separator != "--" or not command:
-        print(__doc__, file=sys.stderr)
+    parsed = command_line(argv, __doc__ or "")
+    if parsed is None:
         return 2
-    sys.argv = command
-    sys.path.insert(0, ".")
-    profiler = cProfile.Profile()
-    code: Any = 0
-    hard_exit = os._exit
-    os._exit = _raise_exit  # the entry point may end the process without unwinding; we need to dump first
-    profiler.enable()
-    try:
-        from open_agent_compiler.cli import main as oac_main
-
-        oac_main()
-    except SystemExit as exc:
-        code = exc.code
-    finally:
-        profiler.disable()
-        os._exit = hard_exit
+    prefix, command = parsed
+    profiler = cProfile.Profile()  # imports are profiled too
+    code = run_oac(command, started=profiler.enable, ended=profiler.disable)
     Path(prefix + ".prof").parent.mkdir(parents=True, exist_ok=True)
     profiler.dump_stats(prefix + ".prof")
     summary = summarize(pstats.Stats(prefix + ".prof"))
