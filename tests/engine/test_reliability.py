@@ -213,6 +213,23 @@ def test_a_run_without_agent_tests_writes_no_build(project: Project) -> None:
     assert (project.root / ".oac/build/prod/opencode/.opencode/agents/primary.md").is_file()
 
 
+def test_an_edited_build_is_restored_before_agent_tests_run_from_it(project: Project) -> None:
+    """A harness must run from this run's compiled bytes: a build file edited since the compile task wrote it
+    (same size, so only its mtime tells) is rewritten, even when nothing else changed."""
+    add_agent_tests(project)
+    project.test(*READ_BUILD, code=0)
+    agent_file = project.root / ".oac/build/prod/opencode/.opencode/agents/primary.md"
+    original = agent_file.read_bytes()
+    agent_file.write_bytes(original.replace(b"ALPHA_PROMPT", b"EDITED_TEXT!"))
+    green = project.test(*READ_BUILD, code=0)
+    assert summary_line(green.stdout) == SUMMARY.format(6, 0, 0, 6, 0)
+    assert agent_file.read_bytes() == original
+    agent_file.write_bytes(original.replace(b"ALPHA_PROMPT", b"EDITED"))
+    forced = project.test(*READ_BUILD, "--force", code=0)  # the agent tests run, from the restored file
+    assert summary_line(forced.stdout) == SUMMARY.format(6, 6, 0, 0, 0)
+    assert agent_file.read_bytes() == original
+
+
 def test_a_test_whose_record_cannot_be_written_is_not_green(project: Project, monkeypatch, capsys) -> None:
     """The record is written before doit may save the pass: when writing it fails, nothing turns green."""
     from open_agent_compiler.errors import ResultsError

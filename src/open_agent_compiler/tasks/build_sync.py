@@ -25,6 +25,13 @@ def _on_disk(path: Path) -> tuple[int, int] | None:
     return stat.st_size, stat.st_mtime_ns
 
 
+def build_intact(build_dir: Path, stamps: dict[str, Stamp]) -> bool:
+    """Every file the compile task wrote is still there as it left it (size and mtime: one lstat each), so a
+    harness never runs from a build someone edited or replaced since."""
+    build_dir = Path(os.path.abspath(build_dir))
+    return all(_on_disk(build_dir / path) == (stamp[1], stamp[2]) for path, stamp in stamps.items())
+
+
 def sync_build(files: dict[str, bytes], build_dir: Path, previous: dict[str, Stamp]) -> dict[str, Stamp]:
     """Bring `build_dir` to `files`; return the stamps to pass as `previous` next time."""
     stamps: dict[str, Stamp] = {}

@@ -25,7 +25,7 @@ from open_agent_compiler.model.registry import ResolvedConfig
 from open_agent_compiler.tasks import planning
 from open_agent_compiler.testing.judges import judge_key, load_judge
 from open_agent_compiler.tasks.backend import OacStateDB
-from open_agent_compiler.tasks.build_sync import sync_build
+from open_agent_compiler.tasks.build_sync import build_intact, sync_build
 from open_agent_compiler.tasks.records import append_record, build_record
 from open_agent_compiler.tasks.settings import TestOptions
 from open_agent_compiler.errors import OacError
@@ -56,15 +56,17 @@ def task_name(config: str, test_id: str) -> str:
 
 
 class CompiledCheck:
-    """Up to date iff the compile task last wrote exactly this output (doit also checks its targets exist)."""
+    """Up to date iff the compile task last wrote exactly this output and every file it wrote is unchanged on
+    disk (doit also checks its targets exist)."""
 
     __signature__ = _TASK_VALUES  # doit inspects an uptodate callable per task: give it the answer at once
 
-    def __init__(self, key: str) -> None:
+    def __init__(self, key: str, build_dir: Path) -> None:
         self.key = key
+        self.build_dir = build_dir
 
     def __call__(self, task: Any, values: dict[str, Any]) -> bool:
-        return values.get("compiled") == self.key
+        return values.get("compiled") == self.key and build_intact(self.build_dir, values.get("files", {}))
 
     def __repr__(self) -> str:
         return "oac compile check: the build dir does not hold this compiled output"
@@ -174,7 +176,7 @@ class TestPlan:
             compile_task = Task(
                 self.compile_task, [(compile_action, [self.run_id])],
                 doc=f"compile config {self.options.config!r} for {self.options.dialect} into {build_dir}",
-                uptodate=[CompiledCheck(self.compiled.key)],
+                uptodate=[CompiledCheck(self.compiled.key, self.options.build_dir)],
                 targets=[f"{build_dir}/{path}" for path in sorted(self.compiled.contents)],
                 meta={"oac_compile": {"run_id": self.run_id}}, verbosity=0, subtask_of=COMPILE_GROUP)
             yield Task(COMPILE_GROUP, None, doc="compile the tested config into .oac/build (what agent tests run from)",
