@@ -67,6 +67,7 @@ class Runner:
         self.plan, self.bench, self.work, self.keep = plan, bench, work, keep
         self.profiles: dict[str, Any] = {}
         self.phases: dict[str, Any] = {}
+        self.flat_cases: list[Case] = []
 
     def labels(self, tests: int, shape: str) -> list[str]:
         chosen = []
@@ -111,7 +112,20 @@ class Runner:
         largest = max(self.plan.sizes)
         if self.plan.profile_largest and tests == largest > self.plan.edit_size and shape == "per-agent":
             self.profile(f"warm at {largest:,} tests", case, cold=False)
-        self.drop(case)
+        if shape == "per-agent" and tests >= FLAT_FROM and self.plan.flat_reps:
+            self.flat_cases.append(case)  # kept (warm) for the interleaved flatness runs at the end
+        else:
+            self.drop(case)
+
+    def flatness(self) -> None:
+        """Our warm runs at every per-agent size from 1,000 on, the sizes taking turns in each rep."""
+        if len(self.flat_cases) >= 3:
+            sizes = ", ".join(f"{case.spec.tests:,}" for case in self.flat_cases)
+            self.bench.log(f"warm runs at {sizes} tests, interleaved ({self.plan.flat_reps} reps), for flatness")
+            self.bench.interleaved_warm(self.flat_cases, self.plan.flat_reps)
+        for case in self.flat_cases:
+            self.drop(case)
+        self.flat_cases = []
 
     def mock_only(self, tests: int, shape: str, labels: list[str], reps: int) -> None:
         """Cold again on the same suite minus its handler tests, to separate handler cost from the rest."""
@@ -171,6 +185,7 @@ def main(argv: list[str] | None = None) -> int:
     for tests in plan.sizes:
         for shape in plan.shapes:
             runner.size(tests, shape)
+    runner.flatness()
     for kind in plan.slow_kinds:
         runner.slow(kind)
     if plan.profile:

@@ -25,6 +25,7 @@ HISTORY_LINES = 50_000
 PAIRED_WARM = "warm, paired with edits"
 EMPTY_HISTORY = "warm, empty history"
 LONG_HISTORY = f"warm, {HISTORY_LINES:,}-line history"
+INTERLEAVED_WARM = "warm, sizes interleaved"
 
 
 @dataclass
@@ -140,6 +141,19 @@ class Bench:
         n = case.spec.tests
         self.measure(case, [Variant("cold", label, {"passed": n, "failed": 0}, cold=True) for label in labels], reps)
         self.measure(case, [Variant("warm", label, _warm(n)) for label in labels], reps)
+
+    def interleaved_warm(self, cases: list[Case], reps: int) -> None:
+        """Our warm run at every size, the sizes taking turns within each rep: the flatness target compares
+        slopes between sizes, and measured in separate blocks minutes apart they move with the machine."""
+        rows = [Row(INTERLEAVED_WARM, case.name, case.spec.tests, case.spec.profiles, "ours") for case in cases]
+        variants = [Variant(INTERLEAVED_WARM, "ours", _warm(case.spec.tests)) for case in cases]
+        for rep in range(reps):
+            for case, variant, row in zip(cases, variants, rows):
+                self._once(case, variant, row, rep)
+        for row in rows:
+            self.rows.append(row)
+            self.log(f"{row.scenario:<28} N={row.tests:<6} {row.shape:<9} ours   median {row.median_s:8.3f}s "
+                     f"(n={len(row.walls)})" + (f"  PROBLEMS: {row.problems[:3]}" if row.problems else ""))
 
     def settle(self, case: Case, labels: list[str]) -> None:
         """Run each label once, unmeasured, so its state catches up with the case's current files."""
