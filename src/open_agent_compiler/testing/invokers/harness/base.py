@@ -19,8 +19,9 @@ from pydantic import BaseModel, ConfigDict
 from open_agent_compiler.errors import OacError
 from open_agent_compiler.testing.invokers.commands import command_prefix
 from open_agent_compiler.testing.invokers.model_server import MODEL_ID, ScriptedModelServer
+from open_agent_compiler.model.core.evaluator import ToolCall
 from open_agent_compiler.testing.invokers.protocol import (CompiledAgent, Deadline, InvokerError, InvokerTimeout,
-                                                            SubagentCall)
+                                                            SubagentCall, TurnResult)
 
 TAIL = 400
 
@@ -214,6 +215,23 @@ def run_turn(server: ScriptedModelServer, argv: list[str], scratch: Scratch, env
     if server.errors:
         raise InvokerError(server.errors[0])
     return code, out, err
+
+
+Resolve = Callable[[str], tuple[str | None, dict[str, Any]]]  # a shell command → (tool name, arguments)
+# a harness's stdout → (session id, final text, tool calls, delegations, error)
+SessionEvents = Callable[[str, Resolve], tuple[str | None, str, list[ToolCall], list[SubagentCall], str]]
+
+
+def session_turn(server: ScriptedModelServer, argv: list[str], scratch: Scratch, env: dict[str, str],
+                 deadline: Deadline, what: str, started: list[int], parse: SessionEvents,
+                 command: str) -> tuple[str, TurnResult]:
+    """One turn of a harness that names its session in its events: (that session id, the turn)."""
+    code, out, err = run_turn(server, argv, scratch, env, deadline, what, started)
+    session, text, calls, subagents, error = parse(out, server.resolve_command)
+    if code != 0 or error or session is None:
+        raise turn_failed(command, code, error, out, err)
+    server.end_turn(text)
+    return session, TurnResult(text=text, trajectory=tuple(calls), subagent_calls=tuple(subagents))
 
 
 def turn_failed(command: str, code: int, error: str, out: str, err: str) -> InvokerError:

@@ -7,8 +7,8 @@ from typing import Any
 
 from open_agent_compiler.model.core.evaluator import ToolCall
 from open_agent_compiler.testing.invokers.harness.base import (HarnessBinary, ModelEndpoint, Scratch, delegation,
-                                                               json_events, json_or_text, run_turn, shell_call_as_tool,
-                                                               turn_failed)
+                                                               json_events, json_or_text, session_turn,
+                                                               shell_call_as_tool)
 from open_agent_compiler.testing.invokers.model_server import ScriptedModelServer
 from open_agent_compiler.testing.invokers.protocol import CompiledAgent, Deadline, SubagentCall, TurnResult
 
@@ -84,11 +84,7 @@ class ClaudeSession:
         if self.endpoint:
             argv += ["--model", self.endpoint.model]
             env.update(ANTHROPIC_BASE_URL=self.endpoint.base_url, ANTHROPIC_API_KEY=self.endpoint.api_key or "")
-        code, out, err = run_turn(self.server, [*argv, "--", prompt], self.scratch, env, self.deadline,
-                                  f"claude, turn {index}", self.started)
-        session, text, calls, subagents, error = parse_events(out, self.server.resolve_command)
-        if code != 0 or error or session is None:
-            raise turn_failed("claude -p", code, error, out, err)
+        session, result = session_turn(self.server, [*argv, "--", prompt], self.scratch, env, self.deadline,
+                                       f"claude, turn {index}", self.started, parse_events, "claude -p")
         self.session_id = self.session_id or session
-        self.server.end_turn(text)
-        return TurnResult(text=text, trajectory=tuple(calls), subagent_calls=tuple(subagents))
+        return result

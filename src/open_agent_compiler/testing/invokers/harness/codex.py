@@ -9,7 +9,7 @@ from typing import Any
 
 from open_agent_compiler.model.core.evaluator import ToolCall
 from open_agent_compiler.testing.invokers.harness.base import (HarnessBinary, ModelEndpoint, Scratch, json_events,
-                                                               json_or_text, run_turn, turn_failed)
+                                                               json_or_text, session_turn)
 from open_agent_compiler.testing.invokers.model_server import MODEL_ID, ScriptedModelServer
 from open_agent_compiler.testing.invokers.protocol import CompiledAgent, Deadline, InvokerError, SubagentCall, TurnResult
 
@@ -87,11 +87,7 @@ class CodexSession:
         argv = [*self.binary.argv, "exec", "--json", "--skip-git-repo-check", "-s", "danger-full-access"]
         if self.thread:
             argv += ["resume", self.thread]
-        code, out, err = run_turn(self.server, [*argv, "--", prompt], self.scratch, self.env,
-                                  self.deadline, f"codex, turn {index}", self.started)
-        thread, text, calls, subagents, error = parse_events(out, self.server.resolve_command)
-        if code != 0 or error or thread is None:
-            raise turn_failed("codex exec", code, error, out, err)
+        thread, result = session_turn(self.server, [*argv, "--", prompt], self.scratch, self.env, self.deadline,
+                                      f"codex, turn {index}", self.started, parse_events, "codex exec")
         self.thread = self.thread or thread
-        self.server.end_turn(text)
-        return TurnResult(text=text, trajectory=tuple(calls), subagent_calls=tuple(subagents))
+        return result

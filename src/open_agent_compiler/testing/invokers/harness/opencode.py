@@ -7,8 +7,8 @@ from typing import Any
 
 from open_agent_compiler.model.core.evaluator import ToolCall
 from open_agent_compiler.testing.invokers.harness.base import (HarnessBinary, ModelEndpoint, Scratch, delegation,
-                                                               json_events, json_or_text, provider_and_model, run_turn,
-                                                               shell_call_as_tool, turn_failed)
+                                                               json_events, json_or_text, provider_and_model,
+                                                               session_turn, shell_call_as_tool)
 from open_agent_compiler.testing.invokers.model_server import ScriptedModelServer
 from open_agent_compiler.testing.invokers.protocol import CompiledAgent, Deadline, SubagentCall, TurnResult
 
@@ -82,11 +82,7 @@ class OpenCodeSession:
         argv = [*self.binary.argv, "run", "--agent", self.agent.compiled_name, "--format", "json", *self.model_flag]
         if self.session_id:
             argv += ["--session", self.session_id]
-        code, out, err = run_turn(self.server, [*argv, prompt], self.scratch, ENV, self.deadline,
-                                  f"opencode, turn {index}", self.started)
-        session, text, calls, subagents, errors = parse_events(out, self.server.resolve_command)
-        if code != 0 or errors or session is None:
-            raise turn_failed("opencode run", code, errors, out, err)
+        session, result = session_turn(self.server, [*argv, prompt], self.scratch, ENV, self.deadline,
+                                       f"opencode, turn {index}", self.started, parse_events, "opencode run")
         self.session_id = self.session_id or session
-        self.server.end_turn(text)
-        return TurnResult(text=text, trajectory=tuple(calls), subagent_calls=tuple(subagents))
+        return result
