@@ -132,6 +132,14 @@ def open_dir(root: Path, parts: Sequence[str], *, create: bool, show: str) -> in
         raise
 
 
+def _parent_dir(root: Path, parts: Sequence[str], show: str) -> int:
+    """An fd of the directory that holds `parts[-1]`, made if missing (open_dir turns every OSError into one
+    line naming `show`)."""
+    fd = open_dir(root, parts[:-1], create=True, show=show)
+    assert fd is not None  # with create=True it opens or raises
+    return fd
+
+
 @dataclass(frozen=True)
 class Entry:
     """What is at a path: `kind` is "absent", "file", "symbolic link", "directory", "FIFO", ...;
@@ -189,11 +197,7 @@ def write_file(root: Path, rel: str, data: bytes, *, executable: bool = False, p
     shown = show or rel
     name = parts[-1]
     temp = temp_name(name, None if fixed_temp else secrets.token_hex(6))
-    try:
-        dir_fd = open_dir(root, parts[:-1], create=True, show=shown)
-        assert dir_fd is not None
-    except OSError as exc:
-        raise OacError(f"cannot write {shown}: {exc.strerror}") from None
+    dir_fd = _parent_dir(root, parts, shown)
     made = False
     try:
         existing = _refuse_unless_regular(name, dir_fd, shown)
@@ -314,11 +318,7 @@ def open_append(root: Path, rel: str, *, show: str | None = None) -> int:
     """An O_APPEND fd of the regular file `root/rel` (created with the umask's mode), refusing anything else."""
     parts = parts_under(rel, root)
     shown = show or rel
-    try:
-        dir_fd = open_dir(root, parts[:-1], create=True, show=shown)
-        assert dir_fd is not None
-    except OSError as exc:
-        raise OacError(f"cannot open {shown}: {exc.strerror}") from None
+    dir_fd = _parent_dir(root, parts, shown)
     try:
         _refuse_unless_regular(parts[-1], dir_fd, shown)
         fd = os.open(parts[-1], os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC,
@@ -347,11 +347,7 @@ def exclusive_lock(root: Path, rel: str, *, show: str | None = None) -> Iterator
     parts = parts_under(rel, root)
     shown = show or rel
     while True:
-        try:
-            dir_fd = open_dir(root, parts[:-1], create=True, show=shown)
-            assert dir_fd is not None
-        except OSError as exc:
-            raise OacError(f"cannot lock {shown}: {exc.strerror}") from None
+        dir_fd = _parent_dir(root, parts, shown)
         try:
             fd = os.open(parts[-1], os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, 0o666,
                          dir_fd=dir_fd)
