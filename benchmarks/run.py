@@ -32,7 +32,6 @@ from oacbench.workspace import Case, make_case  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 RUN_TIMEOUT_S = 1_800.0
-FLAT_FROM = 1_000  # the flatness target's first size (targets.py)
 SUITE = ("per agent: 2 capability tests + 3 tool tests (fixed mock, sequence mock, profile-overridden mock); every "
          "10th agent's fixed-mock tool is instead a JSON tool with a real ScriptTool handler and no mock (2 % of "
          "tests); profiles 'per-agent' = one MockProfile per agent, 'shared' = one profile covering every agent; "
@@ -93,7 +92,7 @@ class Runner:
         case = make_case(self.work, f"n{tests}-{shape}", Spec.for_tests(tests, profiles=shape), labels)
         self.bench.log(f"case {case.name}: {case.spec.agents} agents, {len(case.spec.handler_agents())} handler tools")
         self.bench.cold_and_warm(case, labels, reps)
-        if shape == "per-agent" and tests >= FLAT_FROM:  # each step's time per test, for the flatness target
+        if shape == "per-agent" and tests >= targets.FLAT_FROM:  # each step's time per test, for the flatness target
             self.time_steps(f"warm, {tests:,} tests", case, cold=False)
         if tests == self.plan.edit_size and shape in self.plan.edit_shapes:
             self.bench.edit_agent(case, labels, reps, agent=case.spec.agents // 2)
@@ -112,7 +111,7 @@ class Runner:
         largest = max(self.plan.sizes)
         if self.plan.profile_largest and tests == largest > self.plan.edit_size and shape == "per-agent":
             self.profile(f"warm at {largest:,} tests", case, cold=False)
-        if shape == "per-agent" and tests >= FLAT_FROM and self.plan.flat_reps:
+        if shape == "per-agent" and tests >= targets.FLAT_FROM and self.plan.flat_reps:
             self.flat_cases.append(case)  # kept (warm) for the interleaved flatness runs at the end
         else:
             self.drop(case)

@@ -8,6 +8,7 @@ from typing import Any
 from oacbench.scenarios import EMPTY_HISTORY, HISTORY_LINES, INTERLEAVED_WARM, LONG_HISTORY, PAIRED_WARM, Row
 
 TARGET_TESTS = 5_000
+FLAT_FROM = 1_000  # the first size of the flatness target
 FLAT_FACTOR = 1.25  # "flat": the marginal cost per test may grow by at most 25 % from 1,000→5,000 to the largest N
 
 
@@ -106,7 +107,7 @@ def _flat_targets(rows: Rows) -> list[Target]:
         for shape in ("per-agent", "shared"):
             def points_of(name: str) -> list[tuple[int, float]]:
                 return sorted((r.tests, r.median_s) for r in rows.rows
-                              if (r.scenario, r.shape, r.impl) == (name, shape, "ours") and r.tests >= 1_000)
+                              if (r.scenario, r.shape, r.impl) == (name, shape, "ours") and r.tests >= FLAT_FROM)
             points = points_of(scenario)
             if scenario == "warm" and len(points_of(INTERLEAVED_WARM)) >= 3:  # sizes measured side by side
                 points, scenario = points_of(INTERLEAVED_WARM), INTERLEAVED_WARM
