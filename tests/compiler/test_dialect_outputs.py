@@ -80,8 +80,8 @@ def test_claude_agent_has_name_tools_and_settings_rules(team: ResolvedConfig) ->
     assert primary["permissionMode"] == "dontAsk" and "temperature" not in primary
     assert frontmatter(files[".claude/agents/researcher.md"])["tools"] == "Bash, Read, Grep, Glob"
     settings = json.loads(files[SETTINGS_PATH])
-    assert settings == {"permissions": {"allow": ["Bash(rg *)", "Bash(git log *)", "mcp__docs",
-                                                  "Bash(python3 scripts/stats.py)", "Edit"]}}
+    assert settings == {"permissions": {"allow": ["Bash(rg *)", "Bash(git log *)", "Read", "mcp__docs",
+                                                  "Bash(python3 scripts/stats.py)", "Write", "Edit"]}}
 
 
 def test_claude_agent_without_tools_gets_an_empty_list_not_everything() -> None:
@@ -118,11 +118,14 @@ def test_pi_tools_and_skills_are_comma_strings(team: ResolvedConfig) -> None:
     files = DIALECTS["pi"].compile(team).file_map()
     primary = frontmatter(files[".pi/agents/primary.md"])
     assert primary["name"] == "primary" and primary["prompt_mode"] == "replace"
-    assert primary["tools"] == "read, grep, find, ls, bash" and primary["skills"] == "summarize"
+    assert primary["tools"] == "read, grep, find, ls, bash, Agent" and primary["skills"] == "summarize"
+    assert primary["disallowed_tools"] == "edit, write"
     assert primary["thinking"] == "high" and primary["model"] == "prov/model-l"
     writer = frontmatter(files[".pi/agents/writer.md"])
     assert writer["tools"] == "bash, edit, write" and writer["skills"] == "none"
-    assert set(primary) <= {"name", "description", "tools", "model", "thinking", "skills", "prompt_mode"}
+    assert writer["disallowed_tools"] == "read, grep, find, ls"
+    assert set(primary) <= {"name", "description", "tools", "disallowed_tools", "model", "thinking", "skills",
+                            "prompt_mode"}
 
 
 def test_codex_toml_has_only_allowed_keys_and_agents_md_block(team: ResolvedConfig) -> None:

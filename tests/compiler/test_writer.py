@@ -131,7 +131,7 @@ def test_settings_merge_keeps_user_keys_and_rules(team: ResolvedConfig, tmp_path
     # a recompile with fewer agents replaces only our rules
     compile_into(researcher_only(), tmp_path, "claude")
     allow = json.loads(settings.read_text())["permissions"]["allow"]
-    assert allow == ["Bash(ls *)", "Bash(rg *)", "Bash(git log *)"]
+    assert allow == ["Bash(ls *)", "Bash(rg *)", "Bash(git log *)", "Read"]
     # the user adds a rule meanwhile; clean takes back only ours
     data = json.loads(settings.read_text())
     data["permissions"]["ask"] = ["Bash(git push *)"]

@@ -232,19 +232,14 @@ def test_opencode_read_back_sees_an_agent_without_a_catch_all_as_open() -> None:
 
 
 @pytest.mark.parametrize("dialect", DIALECT_NAMES)
-def test_mcp_servers_are_not_granted_with_the_mcp_permission_off(dialect: str) -> None:
-    resolved = mcp_team(coordinator_mcp=False)
-    output = DIALECTS[dialect].compile(resolved)
-    found = caps(dialect, resolved)
-    assert found.mcp_servers == () and permission_action(found, "mcp")[0] == "deny"
-    agent_file = next(f for f in output.files if "coordinator" in f.path or "primary" in f.path).content.decode()
-    assert "notes-server" not in agent_file  # neither configured nor described in the instructions
-    if dialect == "claude":
-        config, _ = parse_markdown(agent_file.encode(), "primary")
-        assert "mcpServers" not in config and "mcp__" not in str(config.get("tools"))
-        assert not [rule for s in output.settings for rule in s.allow if rule.startswith("mcp__")]
+def test_listed_mcp_servers_are_granted_with_the_mcp_permission_off(dialect: str) -> None:
+    # As in the public package, `mcp_servers` is the per-server grant; `tool_permissions.mcp` does not undo it.
+    found = caps(dialect, mcp_team(coordinator_mcp=False))
+    assert found.mcp_servers == ("notes-fs",) and permission_action(found, "mcp")[0] == "allow"
     if dialect == "opencode":
-        assert opencode_decides(opencode_permission(resolved), "notes-fs_read_file", "*") == "deny"
+        resolved = mcp_team(coordinator_mcp=False)
+        assert opencode_decides(opencode_permission(resolved), "notes-fs_read_file", "*") == "allow"
+        assert opencode_decides(opencode_permission(resolved, "researcher"), "notes-fs_read_file", "*") == "deny"
 
 
 # --- section 7: bash patterns that are not one line -----------------------------------------------------------

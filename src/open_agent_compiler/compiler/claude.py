@@ -3,7 +3,7 @@
 Per agent, the `tools` allowlist says which tools exist at all (`[]` when none: an absent `tools` key would
 inherit every tool) and `permissionMode: dontAsk` turns every permission prompt into a denial, so only what
 the settings rules allow runs. Settings rules are project-wide: `Bash(<pattern>)` for each pattern a tool
-grants (allow → allow, ask → ask, deny → deny), `Edit` when an agent may write or edit, `mcp__<server>` for
+grants (allow → allow, ask → ask, deny → deny), `Read`/`Write`/`Edit` when an agent may read/write/edit, `mcp__<server>` for
 granted MCP servers. An agent without `Bash` in its tools cannot use another agent's bash rules.
 """
 
@@ -15,7 +15,7 @@ from typing import Any
 from open_agent_compiler.compiler.dialect import AgentPlan, FileDialect, csv_items
 from open_agent_compiler.compiler.frontmatter import render_markdown
 from open_agent_compiler.compiler.grants import ACTIONS, Action, agent_grants, least_to_most_restrictive, strictest
-from open_agent_compiler.compiler.mcp import claude_tool_names
+from open_agent_compiler.compiler.mcp import claude_tool_names, connectable
 from open_agent_compiler.compiler.model_ids import CLAUDE_EFFORT, ModelSettings, agent_model_settings, claude_model
 from open_agent_compiler.compiler.output import ManagedBlock, SettingsFragment
 from open_agent_compiler.compiler.prompt import read_body_facts
@@ -100,8 +100,9 @@ class ClaudeDialect(FileDialect):
         config.update(self.model_settings(agent).fields)
         if grants.skills:
             config["skills"] = list(grants.skills)
-        if grants.mcp_servers:
-            config["mcpServers"] = [{server.name: mcp_config(server)} for server in grants.mcp_servers]
+        servers = [server for server in grants.mcp_servers if connectable(server)]
+        if servers:
+            config["mcpServers"] = [{server.name: mcp_config(server)} for server in servers]
         config["permissionMode"] = PERMISSION_MODE
         return render_markdown(config, plan.body)
 
@@ -116,8 +117,10 @@ class ClaudeDialect(FileDialect):
             grants = agent_grants(agent)
             for pattern, action in grants.bash:
                 rules[action][f"Bash({pattern})"] = None
-            if grants.write or grants.edit:
-                rules["allow"]["Edit"] = None
+            # The declared capabilities, allowed as the public package allows them (dontAsk refuses the rest).
+            rules["allow"].update(dict.fromkeys(["Read"] if grants.read else []))
+            rules["allow"].update(dict.fromkeys(["Write"] if grants.write else []))
+            rules["allow"].update(dict.fromkeys(["Edit"] if grants.write or grants.edit else []))
             for server in grants.mcp_servers:
                 rules["allow"].update(dict.fromkeys(claude_tool_names(server)))
         if not any(rules.values()):

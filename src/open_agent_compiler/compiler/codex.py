@@ -14,7 +14,7 @@ import tomli_w
 
 from open_agent_compiler.compiler.dialect import AgentPlan, FileDialect
 from open_agent_compiler.compiler.grants import Action, least_to_most_restrictive
-from open_agent_compiler.compiler.mcp import codex_server
+from open_agent_compiler.compiler.mcp import codex_server, connectable
 from open_agent_compiler.compiler.model_ids import CODEX_EFFORT, ModelSettings, agent_model_settings, codex_model
 from open_agent_compiler.compiler.output import ManagedBlock, SettingsFragment
 from open_agent_compiler.compiler.prompt import read_body_facts
@@ -44,6 +44,14 @@ TERMS = HarnessTerms(
 )
 
 
+def sandbox_mode(agent: ResolvedAgent) -> str:
+    """Codex's own default (`workspace-write`, which its commands need to write their outputs) unless the
+    definition's `tool_permissions` allow neither write nor edit: then `read-only`. As in the public package.
+    The instructions state write/edit as granted, and the read-back takes the stricter of the two."""
+    permissions = agent.definition.tool_permissions
+    return "read-only" if permissions is not None and not (permissions.write or permissions.edit) else "workspace-write"
+
+
 class CodexDialect(FileDialect):
     name = "codex"
     agents_dir = ".codex/agents"
@@ -56,9 +64,10 @@ class CodexDialect(FileDialect):
         head = {"name": agent.compiled_name, "description": agent.description}
         tail: dict[str, Any] = {}
         tail.update(self.model_settings(agent).fields)
-        tail["sandbox_mode"] = "workspace-write" if grants.write or grants.edit else "read-only"
-        if grants.mcp_servers:
-            tail["mcp_servers"] = {server.name: codex_server(server) for server in grants.mcp_servers}
+        tail["sandbox_mode"] = sandbox_mode(agent)
+        servers = [server for server in grants.mcp_servers if connectable(server)]
+        if servers:  # Codex takes stdio (`command`) and streamable HTTP (`url`) servers alike
+            tail["mcp_servers"] = {server.name: codex_server(server) for server in servers}
         # Only the instructions as a readable multi-line string: tomli_w's multi-line form turns CRLF into LF.
         instructions = {"developer_instructions": plan.body}
         text = tomli_w.dumps(head) + tomli_w.dumps(instructions, multiline_strings="\r" not in plan.body)
@@ -89,9 +98,10 @@ class CodexDialect(FileDialect):
         facts = read_body_facts(body)
         told = facts.permissions
         sandbox = table.get("sandbox_mode")
-        writes: Action = "allow" if sandbox in WRITABLE_SANDBOXES else "deny"
-        if sandbox is None:
-            writes = "allow" if "allow" in (told.get("write"), told.get("edit")) else "deny"
+        # The sandbox can forbid writing; a writable sandbox covers writing and editing alike, and within it our
+        # instructions decide (a definition without tool_permissions gets Codex's writable default, told "deny").
+        told_writes = "allow" in (told.get("write"), told.get("edit")) or not facts.structured
+        writes: Action = "allow" if sandbox in (None, *WRITABLE_SANDBOXES) and told_writes else "deny"
         permissions: dict[str, Action] = {
             "read": told.get("read", "deny" if facts.structured else "allow"),  # Codex can always read
             "write": writes,

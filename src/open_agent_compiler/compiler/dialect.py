@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict
 from open_agent_compiler.compiler.expand import with_primary_twins
 from open_agent_compiler.compiler.frontmatter import parse_markdown
 from open_agent_compiler.compiler.grants import AgentGrants, agent_grants
-from open_agent_compiler.compiler.mcp import granted_servers
+from open_agent_compiler.compiler.mcp import granted_servers, unconnected_warnings
 from open_agent_compiler.compiler.model_ids import ModelSettings
 from open_agent_compiler.compiler.output import CompiledFile, CompiledOutput, ManagedBlock, SettingsFragment
 from open_agent_compiler.compiler.prompt import render_agent_body
@@ -123,7 +123,7 @@ class FileDialect:
 
     def feature_warnings(self, agent: ResolvedAgent) -> list[str]:
         """What of the agent's definition this harness cannot express (beyond its model settings)."""
-        return []
+        return unconnected_warnings(self.name, agent)
 
     def extra_files(self, agents: Sequence[ResolvedAgent]) -> list[CompiledFile]:
         """Whole files of this dialect besides agents, skills and scripts; none by default."""

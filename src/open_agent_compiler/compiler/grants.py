@@ -1,7 +1,8 @@
 """What one compiled agent may do, computed once from its resolved definition; every dialect renders this.
 
 Deny by default: an agent gets only the bash patterns its reachable tools grant, read/write/edit only when
-`tool_permissions` switches them on, its own subagents and skills, and its MCP servers only with `mcp`.
+`tool_permissions` switches them on, its own subagents and skills, and the MCP servers it lists (`mcp_servers`,
+granted whatever `tool_permissions.mcp` says, as in the public package: the list is the per-server grant).
 """
 
 from collections.abc import Iterable
@@ -33,7 +34,7 @@ class AgentGrants(BaseModel):
     edit: bool
     subagents: tuple[str, ...]  # compiled names
     skills: tuple[str, ...]
-    mcp_servers: tuple[McpServer, ...]  # granted servers only (empty unless `mcp` is on)
+    mcp_servers: tuple[McpServer, ...]  # the agent's `mcp_servers`, each granted
 
     @property
     def runs_bash(self) -> bool:
@@ -73,8 +74,9 @@ def least_to_most_restrictive(rules: Iterable[tuple[str, Action]]) -> dict[str, 
 
 
 def granted_mcp_servers(agent: ResolvedAgent) -> tuple[McpServer, ...]:
-    """The agent's MCP servers, only when `mcp` is on (deny by default)."""
-    return tuple(agent.definition.mcp_servers) if agent.definition.permissions.mcp else ()
+    """The agent's MCP servers. Listing a server grants it; `tool_permissions.mcp` (the public package's older
+    switch for "MCP in general") neither adds nor removes a listed server. An agent that lists none has none."""
+    return tuple(agent.definition.mcp_servers)
 
 
 def agent_grants(agent: ResolvedAgent) -> AgentGrants:

@@ -1,7 +1,9 @@
 """MCP servers of a config, and each server's tool names in each harness.
 
-A server an agent is granted (`mcp_servers` with `tool_permissions.mcp`) is connected in the harness's own MCP
-configuration; `allowed_tools` narrows the grant to those tools (empty: every tool of the server).
+Every server an agent lists in `mcp_servers` is granted (whatever `tool_permissions.mcp` says) and, when it says
+how to reach it (`command` or `url`), connected in the harness's own MCP configuration; `allowed_tools` narrows
+the grant to those tools (empty: every tool of the server). A server with neither (the public package's way of
+writing a stdio server) is granted but not connected, and the compile warns: the user configures it.
 - OpenCode: servers go to `.opencode/opencode.json` (`mcp`; OpenCode merges it with the user's root
   `opencode.json`, which stays theirs); permissions `<server>_*` and, with allowed tools, `<server>_<tool>`.
 - Claude Code: `mcpServers` in the agent file; tools `mcp__<server>` or `mcp__<server>__<tool>`, allowed in
@@ -18,6 +20,18 @@ from open_agent_compiler.compiler.identifiers import check_mcp_server
 from open_agent_compiler.errors import OacError
 from open_agent_compiler.model.core.agent import MCPServerDefinition
 from open_agent_compiler.model.registry import ResolvedAgent
+
+
+def connectable(server: MCPServerDefinition) -> bool:
+    """True when the definition says how to start or reach the server (a `command` or a `url`)."""
+    return bool(server.command or server.url)
+
+
+def unconnected_warnings(dialect: str, agent: ResolvedAgent) -> list[str]:
+    """One warning per granted server that cannot be connected because it has neither `command` nor `url`."""
+    return [f"{dialect}: agent {agent.compiled_name!r}: MCP server {server.name!r} has neither command nor url, "
+            "so it is granted but not connected; configure it in the harness yourself"
+            for server in granted_mcp_servers(agent) if not connectable(server)]
 
 
 def granted_servers(agents: Iterable[ResolvedAgent]) -> dict[str, MCPServerDefinition]:

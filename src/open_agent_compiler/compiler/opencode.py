@@ -12,7 +12,7 @@ from open_agent_compiler.compiler.dialect import AgentPlan, FileDialect
 from open_agent_compiler.compiler.frontmatter import render_markdown
 from open_agent_compiler.compiler.grants import ACTIONS, Action
 from open_agent_compiler.compiler.identifiers import check_mcp_server
-from open_agent_compiler.compiler.mcp import allowed_tools, granted_servers, opencode_server
+from open_agent_compiler.compiler.mcp import allowed_tools, connectable, granted_servers, opencode_server
 from open_agent_compiler.compiler.output import CompiledFile, render_json
 from open_agent_compiler.compiler.model_ids import ModelSettings, agent_model_settings, qualified_model
 from open_agent_compiler.compiler.prompt import read_body_facts
@@ -171,7 +171,7 @@ class OpenCodeDialect(FileDialect):
         return render_markdown(config, plan.body)
 
     def extra_files(self, agents: Sequence[ResolvedAgent]) -> list[CompiledFile]:
-        servers = granted_servers(agents)
+        servers = {name: server for name, server in granted_servers(agents).items() if connectable(server)}
         if not servers:
             return []
         config = {"$schema": "https://opencode.ai/config.json",

@@ -1,6 +1,8 @@
 """Pi with `@tintinweb/pi-subagents`: `.pi/agents/<name>.md`.
 
-`tools` is a comma-separated string of Pi's built-ins; `skills` is a comma-separated string or `none` (an
+`tools` is a comma-separated string of the built-ins the agent is granted, plus pi-subagents' `Agent` tool when it
+has subagents (a subagent session never gets it: pi-subagents does not nest); `disallowed_tools` names every
+other built-in; `tools: none` only for an agent granted none of them. `skills` is a comma-separated string or `none` (an
 absent `skills` would inherit every skill). Pi has no per-command bash rules, no subagent allowlist and no MCP:
 those are stated in the prompt body only, and `capabilities` reads them from there.
 """
@@ -22,13 +24,24 @@ DEFAULT_TOOLS = ("read", "bash", "edit", "write", "grep", "find", "ls")  # what 
 NOTHING = "none"
 
 
+SUBAGENT_TOOL = "Agent"  # pi-subagents' tool for handing work to a subagent
+
+
 def tool_names(plan: AgentPlan) -> list[str]:
+    """The agent's tools: granted built-ins, and pi-subagents' `Agent` tool when it has subagents."""
     grants = plan.grants
     tools = list(READ_TOOLS) if grants.read else []
     tools += ["bash"] if grants.runs_bash else []
     tools += ["edit"] if grants.edit else []
     tools += ["write"] if grants.write else []
+    tools += [SUBAGENT_TOOL] if grants.subagents else []
     return tools
+
+
+def disallowed_names(plan: AgentPlan) -> list[str]:
+    """Every built-in the agent is not granted (pi-subagents removes them even where another setting adds them)."""
+    granted = set(tool_names(plan))
+    return [tool for tool in DEFAULT_TOOLS if tool not in granted]
 
 
 def _items(value: Any, absent: tuple[str, ...]) -> list[str]:
@@ -64,6 +77,9 @@ class PiDialect(FileDialect):
             "description": agent.description,
             "tools": ", ".join(tool_names(plan)) or NOTHING,
         }
+        disallowed = disallowed_names(plan)
+        if disallowed:
+            config["disallowed_tools"] = ", ".join(disallowed)
         config.update(self.model_settings(agent).fields)
         config["skills"] = ", ".join(plan.grants.skills) or NOTHING
         config["prompt_mode"] = "replace"
@@ -85,7 +101,7 @@ class PiDialect(FileDialect):
     def capabilities(self, agent_name: str, files: Mapping[str, bytes]) -> Capabilities:
         config, body = self.read_agent(agent_name, files)
         facts = read_body_facts(body)
-        tools = set(_items(config.get("tools"), DEFAULT_TOOLS))
+        tools = set(_items(config.get("tools"), DEFAULT_TOOLS)) - set(_items(config.get("disallowed_tools"), ()))
 
         def has(tool: str) -> Action:
             return "allow" if tool in tools else "deny"
@@ -96,7 +112,7 @@ class PiDialect(FileDialect):
             "read": has("read"),
             "write": has("write"),
             "edit": has("edit"),
-            "task": told.get("task", "deny"),
+            "task": told.get("task", "deny") if SUBAGENT_TOOL in tools or "tools" not in config else "deny",
             "skill": "allow" if skills or "skills" not in config else "deny",
             "mcp": told.get("mcp", "deny"),
             "webfetch": "deny",
@@ -111,7 +127,7 @@ class PiDialect(FileDialect):
             permissions=permissions,
             tools=facts.tools,
             skills=tuple(skills),
-            subagents=facts.subagents,
+            subagents=facts.subagents if permissions["task"] == "allow" else (),
             mcp_servers=facts.mcp_servers,
         )
 
