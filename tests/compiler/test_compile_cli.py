@@ -85,7 +85,8 @@ def test_all_dialects_dry_run_and_clean(tmp_path: Path, monkeypatch: pytest.Monk
         ".pi/agents/helper.md", ".pi/agents/primary.md", "run.py"]
     clean = run("compile", spec, "--config", "prod", "--target", "build", "--dialect", "all", "--clean")
     assert clean.exit_code == 0 and "removed build/.pi/agents/primary.md" in clean.output
-    assert files_under(tmp_path / "build") == []
+    assert "wrote build/.pi/agents/primary.md" in clean.output  # wiped what we wrote, then built
+    assert "build/.codex/agents/helper.toml" in [f"build/{f}" for f in files_under(tmp_path / "build")]
 
 
 def test_unknown_config_is_one_line_exit_2(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -16,6 +16,9 @@ from open_agent_compiler.tasks.settings import ProjectSettings, find_project
 from open_agent_compiler.tasks.compile_tasks import compile_through_doit
 
 ALL = "all"
+# Said at run time, because open-agent-compiler 1.16.5's --clean deletes the whole target directory.
+CLEAN_NOTE = ("oac compile: --clean removes only files oac wrote (listed in its manifest, still unchanged), then "
+              "builds; unlike open-agent-compiler 1.16.5 it never deletes the rest of the target")
 
 
 def dialect_names(chosen: tuple[str, ...]) -> list[str]:
@@ -93,8 +96,9 @@ def compile_request(factory: str | None, config: str | None, target: Path | None
               help=f"Harness to compile for; repeat for several, or 'all' (default: [tool.oac] dialect, else "
                    f"{DEFAULT_DIALECT}).")
 @click.option("--clean", is_flag=True,
-              help="Take back what earlier compiles wrote for these dialects (only files still unchanged) and "
-                   "write nothing.")
+              help="First take back what earlier compiles wrote for these dialects (only files listed in the "
+                   "manifest and still unchanged), then build. Unlike open-agent-compiler 1.16.5, never deletes "
+                   "the rest of the target.")
 @click.option("--adopt", is_flag=True,
               help="Take over files at compiled paths that oac did not write (e.g. after a fresh clone) or that "
                    "were edited since: they are overwritten. Symbolic links are still left alone.")
@@ -110,13 +114,18 @@ def compile_command(factory: str | None, config_name: str | None, target: Path |
     root, factory, config_name, target, dialects = compile_request(factory, config_name, target, dialects)
     resolved = load_registry(factory, str(root)).resolve_config(config_name)
     outputs = [get_dialect(name).compile(resolved, source_root=root) for name in dialect_names(dialects)]
-    previews = [write_output(o, target, dialect=o.dialect, clean=clean, dry_run=True, adopt=adopt) for o in outputs]
-    for warning in (w for o in outputs if not clean for w in o.warnings):
+    passes = (True, False) if clean else (False,)  # --clean: take back what we wrote, then build
+    previews = [write_output(o, target, dialect=o.dialect, clean=wipe, dry_run=True, adopt=adopt)
+                for wipe in passes for o in outputs]
+    for warning in (w for o in outputs for w in o.warnings):
         click.echo(f"warning: {warning}", err=True)
+    if clean:
+        click.echo(CLEAN_NOTE, err=True)
     if dry_run:
         for report in previews:
             print_report(report, verbose)
         return
-    for report in compile_through_doit(factory, config_name, dialect_names(dialects), target, clean=clean,
-                                       adopt=adopt, root=root):
-        print_report(report, verbose)  # the same doit tasks `doit compile` runs (tasks.compile_tasks)
+    for wipe in passes:
+        for report in compile_through_doit(factory, config_name, dialect_names(dialects), target, clean=wipe,
+                                           adopt=adopt, root=root):
+            print_report(report, verbose)  # the same doit tasks `doit compile` runs (tasks.compile_tasks)

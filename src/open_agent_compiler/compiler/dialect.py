@@ -79,6 +79,14 @@ def definition_problems(agent: ResolvedAgent) -> list[str]:
     problems += [f"subagent {ref.name!r} is referenced with mode 'primary': it is called with the harness's "
                  "subagent tool, not dispatched as a separate primary session"
                  for ref in agent.definition.subagents if ref.mode == "primary"]
+    # A JSON tool is run through its allowed command (JSON on stdin). The public package can instead build a
+    # harness-native custom tool (`--native-tools`), which is not built here: without a command it is unusable.
+    problems += [f"JSON tool {reachable.tool.name!r} has no allowed_commands, so the agent cannot run it "
+                 "(native custom tools are not built here)"
+                 for reachable in agent.tools
+                 if reachable.tool.json_tool is not None
+                 and agent.definition.chosen_format(reachable.tool) != "bash"
+                 and not any(action != "deny" for _, action in reachable.tool.permission_rules())]
     return problems
 
 

@@ -67,6 +67,13 @@ def _check_pattern(pattern: str, tool: str) -> str:
     return pattern
 
 
+def _check_name(name: str, what: str) -> str:
+    if name.isascii() and name.isdigit():
+        # OpenCode's `task`/`skill` maps are JS objects: such a key would move before the catch-all deny.
+        raise OacError(f"{what} {name!r} is only digits, which OpenCode would reorder before its catch-all rule")
+    return name
+
+
 def least_to_most_restrictive(rules: Iterable[tuple[str, Action]]) -> dict[str, Action]:
     """`rules` ordered allow, then ask, then deny (stable), so that under "last matching rule wins" the strictest
     of the overlapping patterns decides — what Claude Code computes whatever the order."""
@@ -91,7 +98,7 @@ def agent_grants(agent: ResolvedAgent) -> AgentGrants:
         read=permissions.read,
         write=permissions.write,
         edit=permissions.edit,
-        subagents=agent.subagents,
-        skills=tuple(dict.fromkeys(skill.name for skill in agent.definition.skills)),
+        subagents=tuple(_check_name(name, "subagent") for name in agent.subagents),
+        skills=tuple(dict.fromkeys(_check_name(skill.name, "skill") for skill in agent.definition.skills)),
         mcp_servers=granted_mcp_servers(agent),
     )

@@ -53,11 +53,13 @@ def render_tool(tool: ToolDefinition, terms: HarnessTerms | None = None, tool_fo
     if rules:
         lines += [ALLOWED_COMMANDS, *(f"- `{pattern}` ({action})" for pattern, action in rules.items()), ""]
     if tool.json_tool is not None and tool.json_tool in logics:
-        commands = tool.json_tool.permission_json.allowed_commands
-        how = f"Run `{commands[0]}`" if commands else "Run it"
+        commands = tool.json_tool.permission_json.allowed_commands or [p for p, a in rules.items() if a != "deny"]
         shell = f" with {terms.shell}" if terms is not None else ""
-        lines += [f"{how}{shell}, exactly as written, with the input as one JSON object on stdin; it prints one "
-                  "JSON object on stdout.", ""]
+        if commands:
+            lines += [f"Run `{commands[0]}`{shell}, exactly as written, with the input as one JSON object on "
+                      "stdin; it prints one JSON object on stdout.", ""]
+        else:  # see definition_problems: the compile warns
+            lines += ["It has no command you may run: do not try to use it.", ""]
         schemas = (("Input schema:", tool.json_tool.input_schema), ("Output schema:", tool.json_tool.output_schema))
         for label, schema in schemas:
             if schema:

@@ -25,6 +25,17 @@ class AgentArtifact(BaseModel):
     config: dict[str, Any]
     body: str
 
+    @property
+    def agent_name(self) -> str:
+        """`name`, under the public package's field name."""
+        return self.name
+
+    @property
+    def model(self) -> str | None:
+        """The model the compiled file names (frontmatter `model`, Codex's `model`); None when it names none."""
+        value = self.config.get("model")
+        return value if isinstance(value, str) else None
+
 
 def list_agent_artifacts(build_dir: str | Path, dialect: str = DEFAULT_DIALECT) -> list[str]:
     """Names of the compiled agents of `dialect` under `build_dir`, sorted; [] when there are none."""
