@@ -300,9 +300,10 @@ def test_digit_only_subagent_names_are_refused_at_compile() -> None:
         DIALECTS["opencode"].compile(reg.resolve_config("c7"))
 
 
+@pytest.mark.parametrize("mode", ["dontAsk", "default"])
 @pytest.mark.parametrize("whole", ["Bash", "Bash(*)"])
-def test_claude_whole_bash_deny_beats_a_specific_allow(whole: str) -> None:
-    agent = b"---\nname: x\ndescription: d\ntools: Bash\npermissionMode: dontAsk\n---\nbody\n"
+def test_claude_whole_bash_deny_beats_a_specific_allow(whole: str, mode: str) -> None:
+    agent = f"---\nname: x\ndescription: d\ntools: Bash\npermissionMode: {mode}\n---\nbody\n".encode()
     settings = json.dumps({"permissions": {"allow": ["Bash(git status)"], "deny": [whole]}}).encode()
     found = DIALECTS["claude"].capabilities("x", {".claude/agents/x.md": agent, ".claude/settings.json": settings})
     assert bash_action(found, "git status")[0] == "deny" and bash_action(found, "ls")[0] == "deny"
