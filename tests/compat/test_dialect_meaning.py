@@ -315,3 +315,10 @@ def test_must_have_subagents_matches_whole_names() -> None:
     assert [check.passed for check in capability_checks(test, found, "")] == [False, False, True, False]
     assert [check.passed for check in capability_checks(test, found, "-v2")] == [False, True, True, False]
 
+
+
+def test_compile_script_clean_says_how_it_differs(tmp_path: Path) -> None:
+    (tmp_path / "mine.txt").write_text("mine\n")
+    result = CompileScript(target=tmp_path, factory=team, config="c", clean=True).run()
+    assert any(w.startswith("clean: only files oac wrote") for w in result.warnings)
+    assert (tmp_path / "mine.txt").read_text() == "mine\n"

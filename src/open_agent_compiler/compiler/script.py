@@ -122,6 +122,8 @@ class CompileScript:
                 notes.append(f"access profile {self.access_profile!r} not checked: no AccessProfileRegistry given")
         if self.client_id is not None:
             notes.append(f"client_id {self.client_id!r}: compiles are not personalized per client here")
+        if self.clean:  # the public package deletes the whole target here
+            notes.append("clean: only files oac wrote (its manifest) are taken back; the rest of the target stays")
         for spec in self.variants:  # only model, temperature and effort reach an agent file
             unused = [name for name, value in spec.preset.sampling if name != "temperature" and value is not None]
             unused += [f"limits.{name}" for name, value in spec.preset.limits if value is not None]
