@@ -322,3 +322,10 @@ def test_compile_script_clean_says_how_it_differs(tmp_path: Path) -> None:
     result = CompileScript(target=tmp_path, factory=team, config="c", clean=True).run()
     assert any(w.startswith("clean: only files oac wrote") for w in result.warnings)
     assert (tmp_path / "mine.txt").read_text() == "mine\n"
+
+
+@pytest.mark.parametrize("dialect", DIALECT_NAMES)
+def test_the_mcp_switch_without_servers_is_warned_about(dialect: str) -> None:
+    output = compiled(dialect, team(lead(mcp_servers=[], tool_permissions=ToolPermissions(read=True, mcp=True))))
+    assert [w for w in output.warnings if "tool_permissions.mcp is on but the agent lists no mcp_servers" in w]
+    assert not [w for w in compiled(dialect).warnings if "tool_permissions.mcp is on" in w]

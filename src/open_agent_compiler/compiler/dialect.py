@@ -79,6 +79,11 @@ def definition_problems(agent: ResolvedAgent) -> list[str]:
     problems += [f"subagent {ref.name!r} is referenced with mode 'primary': it is called with the harness's "
                  "subagent tool, not dispatched as a separate primary session"
                  for ref in agent.definition.subagents if ref.mode == "primary"]
+    # In the public package `tool_permissions.mcp` alone lets an agent use every MCP tool; here a server is granted
+    # by listing it in `mcp_servers`, so the switch alone grants nothing.
+    if agent.definition.permissions.mcp and not agent.definition.mcp_servers:
+        problems.append("tool_permissions.mcp is on but the agent lists no mcp_servers: no MCP server is granted "
+                        "(list each server the agent may use in mcp_servers)")
     # A JSON tool is run through its allowed command (JSON on stdin). The public package can instead build a
     # harness-native custom tool (`--native-tools`), which is not built here: without a command it is unusable.
     problems += [f"JSON tool {reachable.tool.name!r} has no allowed_commands, so the agent cannot run it "
