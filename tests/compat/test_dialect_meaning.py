@@ -329,3 +329,19 @@ def test_the_mcp_switch_without_servers_is_warned_about(dialect: str) -> None:
     output = compiled(dialect, team(lead(mcp_servers=[], tool_permissions=ToolPermissions(read=True, mcp=True))))
     assert [w for w in output.warnings if "tool_permissions.mcp is on but the agent lists no mcp_servers" in w]
     assert not [w for w in compiled(dialect).warnings if "tool_permissions.mcp is on" in w]
+
+
+@pytest.mark.parametrize("dialect", DIALECT_NAMES)
+def test_a_model_id_we_cannot_place_is_written_as_given(tmp_path: Path, dialect: str) -> None:
+    def registry() -> AgentRegistry:
+        reg = AgentRegistry()
+        agent_id = reg.register_agent("probe", helper(), ModelParameters(model_name="m"))
+        reg.register_template(TemplateTree(name="t", description=None,
+                                           slots=[TemplateSlot(name="primary", default_agent_id=agent_id)]))
+        reg.create_compilation_config(CompilationConfig(name="c", template_name="t"))
+        return reg
+
+    result = CompileScript(target=tmp_path, factory=registry, config="c", dialect=dialect).run()
+    art = load_agent_artifact(tmp_path, "primary", dialect)
+    assert art.config.get("model") == art.model == "m"  # as 1.16.5 writes it; a harness config may define it
+    assert [w for w in result.warnings if "written as given" in w] or dialect == "codex"

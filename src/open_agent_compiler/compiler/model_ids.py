@@ -57,7 +57,11 @@ def qualified_model(name: str) -> tuple[str | None, str | None]:
     guessed = _guess_provider(model)
     if guessed:
         return f"{guessed}/{model}", None
-    return None, f"model {name!r} names no provider (expected provider/model)"
+    if model in CLAUDE_ALIASES:  # known to be Claude Code's alias: no OpenCode/Pi model
+        return None, f"model {name!r} names no provider (expected provider/model)"
+    # An id we cannot place may be one the user's harness configuration defines: written as given (as the
+    # public package does), and said.
+    return model, f"model {name!r} names no provider (expected provider/model); written as given"
 
 
 def claude_model(name: str) -> tuple[str | None, str | None]:
@@ -65,6 +69,9 @@ def claude_model(name: str) -> tuple[str | None, str | None]:
     provider, model = split_model(name)
     if model in CLAUDE_ALIASES or model.startswith("claude-"):
         return model, None
+    if provider is None and _guess_provider(model) is None:  # unknown, not known to be wrong: kept, and said
+        return model, (f"model {name!r} is not a Claude model id; written as given (Claude Code runs it only "
+                       "through an endpoint that serves it)")
     return None, f"model {name!r} is not a Claude model (Claude Code takes sonnet, opus, haiku, inherit or claude-…)"
 
 
