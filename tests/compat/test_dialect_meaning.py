@@ -345,3 +345,17 @@ def test_a_model_id_we_cannot_place_is_written_as_given(tmp_path: Path, dialect:
     art = load_agent_artifact(tmp_path, "primary", dialect)
     assert art.config.get("model") == art.model == "m"  # as 1.16.5 writes it; a harness config may define it
     assert [w for w in result.warnings if "written as given" in w] or dialect == "codex"
+
+
+def test_claude_warns_when_one_agents_deny_overrides_anothers_allow() -> None:
+    push = lambda value: ToolDefinition(  # noqa: E731
+        header=ToolDefinitionHeader(name=f"push-{value}", description="Push.", usage_explanation_long="",
+                                    usage_explanation_short="", rules=[]),
+        bash_tool=ToolDefinitionLogicBash(permission_bash=BashToolPermission("bash", "bash", value, ["git push *"]),
+                                          positive_examples=[], negative_examples=[], mode_specific_rules=[]))
+    reg = team(lead(extra_tools=[push("deny")]), helper(extra_tools=[push("allow")]))
+    output = compiled("claude", reg)
+    assert [w for w in output.warnings if "agent 'helper': bash pattern 'git push *' is allow here but deny for agent "
+            "'primary'" in w]
+    assert bash_action(caps("claude", "helper", reg), "git push origin")[0] == "deny"  # what Claude Code does
+    assert not [w for w in compiled("claude").warnings if "project-wide" in w]

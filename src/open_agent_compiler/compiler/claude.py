@@ -128,6 +128,22 @@ class ClaudeDialect(FileDialect):
         fragment = SettingsFragment(path=SETTINGS_PATH, **{kind: tuple(found) for kind, found in rules.items()})
         return (fragment,), ()
 
+    def config_warnings(self, agents: Sequence[ResolvedAgent]) -> list[str]:
+        """Settings rules are project-wide and the strictest wins: a pattern one agent allows (or asks for) and
+        another denies (or asks for) is denied (asked) for both."""
+        strictest_of: dict[str, tuple[Action, str]] = {}
+        granted: list[tuple[str, str, Action]] = []
+        for agent in agents:
+            for pattern, action in agent_grants(agent).bash:
+                granted.append((agent.compiled_name, pattern, action))
+                known = strictest_of.get(pattern)
+                if known is None or ACTIONS.index(action) > ACTIONS.index(known[0]):
+                    strictest_of[pattern] = (action, agent.compiled_name)
+        return [f"{self.name}: agent {name!r}: bash pattern {pattern!r} is {action} here but {strictest_of[pattern][0]} "
+                f"for agent {strictest_of[pattern][1]!r}; Claude Code applies settings rules project-wide, so it is "
+                f"{strictest_of[pattern][0]} for every agent"
+                for name, pattern, action in granted if action != strictest_of[pattern][0]]
+
     def _settings_rules(self, files: Mapping[str, bytes]) -> dict[str, list[Action]]:
         data = files.get(SETTINGS_PATH)
         if data is None:

@@ -138,6 +138,10 @@ class FileDialect:
         """What of the agent's definition this harness cannot express (beyond its model settings)."""
         return unconnected_warnings(self.name, agent)
 
+    def config_warnings(self, agents: Sequence[ResolvedAgent]) -> list[str]:
+        """What this harness cannot express about the agents together (e.g. rules it applies project-wide)."""
+        return []
+
     def extra_files(self, agents: Sequence[ResolvedAgent]) -> list[CompiledFile]:
         """Whole files of this dialect besides agents, skills and scripts; none by default."""
         return []
@@ -172,6 +176,7 @@ class FileDialect:
                          for warning in (*self.model_settings(agent).warnings, *self.feature_warnings(agent),
                                          *(f"{self.name}: agent {agent.compiled_name!r}: {problem}"
                                            for problem in definition_problems(agent))))
+        warnings += tuple(self.config_warnings(resolved.agents))
         return CompiledOutput(dialect=self.name, files=tuple(files), settings=settings, blocks=blocks,
                               warnings=warnings)
 
