@@ -47,8 +47,8 @@ def _installed(venv: Path) -> bool:
     python = venv / "bin/python"
     if not python.exists():
         return False
-    probe = subprocess.run([str(python), "-c", "import importlib.metadata as m; print(m.version('open-agent-compiler'))"],
-                           capture_output=True, text=True, timeout=60)
+    version = "import importlib.metadata as m; print(m.version('open-agent-compiler'))"
+    probe = subprocess.run([str(python), "-c", version], capture_output=True, text=True, timeout=60)
     return probe.returncode == 0 and probe.stdout.strip() == VERSION
 
 

@@ -87,10 +87,12 @@ def helper(**changes) -> AgentDefinition:  # type: ignore[no-untyped-def]
 
 def team(lead_agent: AgentDefinition | None = None, helper_agent: AgentDefinition | None = None) -> AgentRegistry:
     reg = AgentRegistry()
-    lead_id = reg.register_agent("lead", lead_agent or lead(), ModelParameters(model_name="anthropic/claude-sonnet-4-5"))
+    lead_id = reg.register_agent("lead", lead_agent or lead(),
+                                 ModelParameters(model_name="anthropic/claude-sonnet-4-5"))
     helper_id = reg.register_agent("helper", helper_agent or helper(), ModelParameters(model_name="claude-haiku-4-5"))
     reg.register_template(TemplateTree(name="t", description=None, slots=[
-        TemplateSlot(name="primary", default_agent_id=lead_id), TemplateSlot(name="helper", default_agent_id=helper_id)]))
+        TemplateSlot(name="primary", default_agent_id=lead_id),
+        TemplateSlot(name="helper", default_agent_id=helper_id)]))
     reg.create_compilation_config(CompilationConfig(name="c", template_name="t"))
     return reg
 

@@ -114,7 +114,8 @@ def test_the_variant_build_script_writes_the_same_agents(tmp_path: Path, public_
                         {n: load_agent_artifact(root / "build", n, "opencode").model
                          for n in list_agent_artifacts(root / "build", "opencode")}))
     assert outputs[0] == outputs[1]
-    assert outputs[1][1] == {"primary-deep": "anthropic/claude-sonnet-4-5", "primary-fast": "anthropic/claude-haiku-4-5"}
+    assert outputs[1][1] == {"primary-deep": "anthropic/claude-sonnet-4-5",
+                             "primary-fast": "anthropic/claude-haiku-4-5"}
 
 
 @pytest.mark.xfail(reason="a config without tests exits 0 with a zero summary only with the compat-api branch's "

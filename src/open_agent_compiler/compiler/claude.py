@@ -3,8 +3,8 @@
 Per agent, the `tools` allowlist says which tools exist at all (`[]` when none: an absent `tools` key would
 inherit every tool) and `permissionMode: dontAsk` turns every permission prompt into a denial, so only what
 the settings rules allow runs. Settings rules are project-wide: `Bash(<pattern>)` for each pattern a tool
-grants (allow → allow, ask → ask, deny → deny), `Read`/`Write`/`Edit` when an agent may read/write/edit, `mcp__<server>` for
-granted MCP servers. An agent without `Bash` in its tools cannot use another agent's bash rules.
+grants (allow → allow, ask → ask, deny → deny), `Read`/`Write`/`Edit` when an agent may read/write/edit,
+`mcp__<server>` for granted MCP servers. An agent without `Bash` in its tools cannot use another agent's bash rules.
 """
 
 import json
@@ -139,10 +139,10 @@ class ClaudeDialect(FileDialect):
                 known = strictest_of.get(pattern)
                 if known is None or ACTIONS.index(action) > ACTIONS.index(known[0]):
                     strictest_of[pattern] = (action, agent.compiled_name)
-        return [f"{self.name}: agent {name!r}: bash pattern {pattern!r} is {action} here but {strictest_of[pattern][0]} "
-                f"for agent {strictest_of[pattern][1]!r}; Claude Code applies settings rules project-wide, so it is "
-                f"{strictest_of[pattern][0]} for every agent"
-                for name, pattern, action in granted if action != strictest_of[pattern][0]]
+        return [f"{self.name}: agent {name!r}: bash pattern {pattern!r} is {action} here but {strictest} for agent "
+                f"{other!r}; Claude Code applies settings rules project-wide, so it is {strictest} for every agent"
+                for name, pattern, action in granted
+                for strictest, other in [strictest_of[pattern]] if action != strictest]
 
     def _settings_rules(self, files: Mapping[str, bytes]) -> dict[str, list[Action]]:
         data = files.get(SETTINGS_PATH)

@@ -14,10 +14,12 @@ from open_agent_compiler.model.core.test_model import (
     RegexEvaluator, SubstringEvaluator, ToolTest,
 )
 
+from open_agent_compiler.model.core.tools_model import ToolDefinition
+
 from common import bash_tool, header
 
 
-def catalogue():
+def catalogue() -> ToolDefinition:
     return bash_tool(
         "catalogue", "Look up a box in the archive catalogue.", ["grep -i * catalogue.csv", "wc -l catalogue.csv"],
         mock=MockResponse(kind="fixed", fixed_output={"box": "B-17", "shelf": {"row": 4}, "note": "Letters 1921"}),
@@ -31,7 +33,7 @@ def catalogue():
     )
 
 
-def shredder():
+def shredder() -> ToolDefinition:
     return bash_tool("shredder", "Never destroy originals.", ["rm *", "shred *"], value="deny")
 
 

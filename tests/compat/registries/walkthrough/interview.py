@@ -15,17 +15,19 @@ from open_agent_compiler.model.core.test_model import (
     AgentTest, EqualsEvaluator, SubstringEvaluator, ToolCalledEvaluator, ToolTest, Turn,
 )
 
+from open_agent_compiler.model.core.tools_model import ToolDefinition
+
 from common import bash_tool, header
 
 
-def next_question(_input, state: MockState) -> dict:
+def next_question(_input: object, state: MockState) -> dict:
     """Asks the questions of the interview in order, remembering how many were asked."""
     asked = state.scratchpad.get("asked", 0) + 1
     state.scratchpad["asked"] = asked
     return {"number": asked, "question": ["Name?", "Role?", "Start date?"][min(asked, 3) - 1]}
 
 
-def calendar():
+def calendar() -> ToolDefinition:
     return bash_tool(
         "calendar", "Free interview slots.", ["cal-slots --week *"],
         mock=MockResponse(kind="sequence", sequence=(
@@ -39,7 +41,7 @@ def calendar():
     )
 
 
-def questions():
+def questions() -> ToolDefinition:
     return bash_tool(
         "questions", "The next interview question.", ["questions next"],
         mock=MockResponse(kind="stateful_callable", callable_spec="interview:next_question"),

@@ -15,14 +15,16 @@ from open_agent_compiler.model.core.workflow_model import (
     Criterion, Gate, GateCheck, Route, ToolUse, WorkflowStepDefinition,
 )
 
+from open_agent_compiler.model.core.tools_model import ToolDefinition
+
 from common import bash_tool, header
 
 
-def changelog():
+def changelog() -> ToolDefinition:
     return bash_tool("changelog", "Read the unreleased changes.", ["git log --oneline *"])
 
 
-def tagger():
+def tagger() -> ToolDefinition:
     return bash_tool("tagger", "Tag a release.", ["git tag v*"], value="ask")
 
 
