@@ -43,17 +43,19 @@ def _one(values: tuple[str, ...], flag: str) -> str | None:
 @click.option("-v", "--verbose", is_flag=True, default=None, help="Print a line for every test.")
 @click.option("--invoker", help="Run agent tests with this invoker: scripted, opencode, claude, codex, pi or module:factory.")
 @click.option("--judge", help="LLM judge for llm_judge evaluators: module:factory (or 'http', see [tool.oac.judge]).")
+@click.option("--require-shared-state", "require_shared_state", is_flag=True, default=None,
+              help="Exit 2 when the shared state ([tool.oac] state, OAC_STATE_URL) is unreachable or fails.")
 @one_line_errors
 def test_command(factory: str | None, config: str | None, dialect: tuple[str, ...], results: Path | None,
                  force: bool | None, filter_: tuple[str, ...], kind: tuple[str, ...], variant: str | None,
                  jobs: int | None, timeout: float | None, hermetic: bool | None, strict: bool | None,
                  junit: Path | None, explain: bool | None, verbose: bool | None, invoker: str | None = None,
-                 judge: str | None = None) -> None:
+                 judge: str | None = None, require_shared_state: bool | None = None) -> None:
     """Run the tests of FACTORY (module:callable returning an AgentRegistry) for one config."""
     options = build_options(Path.cwd(), {
         "factory": factory, "config": config, "dialect": _one(dialect, "--dialect"), "results": results,
         "force": force, "filter": filter_, "kind": kind, "variant": variant, "jobs": jobs, "timeout": timeout,
         "hermetic": hermetic, "strict": strict, "junit": junit, "explain": explain, "verbose": verbose,
-        "invoker": invoker, "judge": judge,
+        "invoker": invoker, "judge": judge, "require_shared_state": require_shared_state,
     })
     sys.exit(run_tests(options, process_ends=True))  # `main` ends the process right after

@@ -23,6 +23,8 @@ import time
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from open_agent_compiler.tasks.shared_session import OUTBOX_DDL, SharedSession, outbox_rows, session_for
+from open_agent_compiler.tasks.shared_store import Outcome
 from open_agent_compiler.tasks.state_paths import state_error
 
 FAILED = "_failed_"
@@ -79,6 +81,8 @@ class OacStateDB:
         self._lock = threading.RLock()  # the timer thread flushes while doit's thread records results
         self._stop = threading.Event()
         self._flusher: threading.Thread | None = None
+        self._outbox: list[Outcome] = []  # results for the shared state (tasks.shared_session), if it is set
+        self.shared = session_for(name)
         try:
             Path(name).parent.mkdir(parents=True, exist_ok=True)
             self._conn = self._open(name)
@@ -89,6 +93,27 @@ class OacStateDB:
             self._move_aside(name, exc)
             self._conn = self._open(name)
             self._load()
+        if self.shared is not None:
+            self.attach_shared(self.shared)
+
+    def attach_shared(self, session: SharedSession) -> None:
+        """Mirror results to the run's shared state, and make the passes it proved on other machines under a
+        test's current key this machine's green rows. doit opens the backend before a dodo.py's `task_test`
+        plans, so a plan made later attaches itself (`oac test` plans first)."""
+        if self._stop.is_set():  # a backend of an earlier run in this process, already saved and closed
+            return
+        self.shared = session
+        with self._lock:
+            for task_id, row in session.adoptions.items():
+                key = row[VALUES]["key"]
+                summary = self._summaries.get(task_id)
+                if summary is not None and summary.green_key == key:
+                    continue
+                self._cache[task_id] = dict(row)
+                self._summaries[task_id] = summarise(row)[0]
+                self._dirty.add(task_id)
+        if self._dirty and self._flusher is None:
+            self._start_flusher()
 
     @staticmethod
     def _open(name: str) -> sqlite3.Connection:
@@ -96,6 +121,7 @@ class OacStateDB:
         conn.execute(f"pragma busy_timeout={BUSY_TIMEOUT_MS}")
         conn.execute("pragma journal_mode=wal")
         conn.execute("pragma synchronous=normal")
+        conn.execute(OUTBOX_DDL)
         conn.execute("create table if not exists doit (task_id text not null primary key, task_data json, "
                      + ", ".join(f"{column} text" for column in COLUMNS) + ")")
         columns = {row[1] for row in conn.execute("pragma table_info(doit)")}
@@ -164,6 +190,11 @@ class OacStateDB:
                 row = self._cache[task_id] = {}
             row[dependency] = value
             self._dirty.add(task_id)
+            if (self.shared is not None and dependency == VALUES and isinstance(value, dict)
+                    and value.get("status") == "pass" and "key" in value and not value.get("shared")):
+                imports = value.get("imports")
+                self._outbox.append(Outcome(task_id, value["key"], "pass", value.get("at") or "",
+                                            tuple(imports) if imports else None, value.get("duration_s")))
         if self._flusher is None:
             self._start_flusher()
 
@@ -189,12 +220,18 @@ class OacStateDB:
             self._flusher.join()
         self.flush()
         self._conn.close()
+        if self.shared is not None:
+            self.shared.close()
 
     # ours ---------------------------------------------------------------------------------------------------
-    def mark_failed(self, task_id: str) -> None:
+    def mark_failed(self, task_id: str, key: str | None = None, at: str = "",
+                    duration_s: float | None = None) -> None:
+        """A failed run: --explain says so, and under shared state the failure cancels the key's pass everywhere."""
         with self._lock:
             self._cache[task_id] = {FAILED: True}
             self._dirty.add(task_id)
+            if self.shared is not None and key is not None:
+                self._outbox.append(Outcome(task_id, key, "fail", at, None, duration_s))
 
     def failed_last(self, task_id: str) -> bool:
         return FAILED in self._row(task_id)
@@ -226,8 +263,13 @@ class OacStateDB:
             self.flush()
 
     def flush(self) -> None:
+        self._flush_local()
+        if self.shared is not None:  # after the local commit: the outbox rows are durable before they are pushed
+            self.shared.push_outbox()
+
+    def _flush_local(self) -> None:
         with self._lock:
-            if not self._dirty:
+            if not self._dirty and not self._outbox:
                 return
             rows = []
             gone = []
@@ -241,11 +283,14 @@ class OacStateDB:
                 self._summaries[task_id] = summary
                 rows.append((task_id, data, *summary, parts))
             self._dirty = set()
+            outbox, self._outbox = outbox_rows(self._outbox), []
 
             def work(conn: sqlite3.Connection) -> None:
                 conn.executemany("insert or replace into doit (task_id, task_data, " + ", ".join(COLUMNS)
                                  + ") values (?, ?, " + ", ".join("?" for _ in COLUMNS) + ")", rows)
                 conn.executemany("delete from doit where task_id = ?", gone)
+                conn.executemany("insert into shared_outbox (task_id, key, status, finished_at, imports, duration_s)"
+                                 " values (?, ?, ?, ?, ?, ?)", outbox)
             self._write(work)
 
     def _write(self, work: Any) -> None:

@@ -26,6 +26,7 @@ from open_agent_compiler.tasks import planning
 from open_agent_compiler.testing.judges import judge_key, load_judge
 from open_agent_compiler.tasks.backend import OacStateDB
 from open_agent_compiler.tasks.build_sync import build_intact, sync_build
+from open_agent_compiler.tasks.file_checker import OacFileChecker
 from open_agent_compiler.tasks.records import append_record, build_record
 from open_agent_compiler.tasks.settings import TestOptions
 from open_agent_compiler.errors import OacError
@@ -112,6 +113,7 @@ class TestPlan:
         self.by_id = {case.test_id: case for case in self.cases}
         self.names = {case.test_id: f"{TEST_GROUP}:{task_name(options.config, case.test_id)}" for case in self.cases}
         self.test_ids = {name: test_id for test_id, name in self.names.items()}
+        self.shared = planning.shared_session(options, list(self.test_ids))  # None: local state only
         self.needs_compile = any(case.kind != "tool" for case in self.cases)
         # Only agent tests run from files (a harness is started in a copy of the build); capability tests judge
         # the compiled bytes in memory, so a run without agent tests has no compile task and writes no build.
@@ -119,10 +121,16 @@ class TestPlan:
         self.compiled = planning.compile_dialect(self.resolved, options, self.needs_compile)
         self.compile_task = f"{COMPILE_GROUP}:{task_name(options.config, options.dialect)}"
         self.keyer = planning.Keyer(self.resolved, self.cases, self.compiled, options,
-                                    planning.discovered_imports(options, self.names), invoker=self.invoker_key,
+                                    planning.discovered_imports(options, self.names, self.shared),
+                                    invoker=self.invoker_key,
                                     judge=self.judge_key)
         self.keys = planning.test_keys(self.cases, self.resolved, self.compiled, options, self.keyer,
                                        options.state_dir / "key-cache" / f"{options.dialect}.json")
+        if self.shared is not None:
+            self._adopt_shared_passes()
+            backend = getattr(Globals.dep_manager, "backend", None)
+            if isinstance(backend, OacStateDB) and Path(backend.name).resolve() == options.state_db:
+                backend.attach_shared(self.shared)  # `doit test`: doit opened the state before this plan
         self.settings = RunSettings(project_root=options.root, build_dir=options.build_dir, dialect=options.dialect,
                                     timeout=options.timeout, hermetic=options.hermetic, invoker=invoker, judge=judge,
                                     strict=options.strict)
@@ -131,6 +139,18 @@ class TestPlan:
         self.green_check = GreenCheck(self)
         self.compile_error: str | None = None
         _PLANS[self.run_id] = self
+
+    def _adopt_shared_passes(self) -> None:
+        """Tests whose current key passed on another machine: the backend makes that its own green row, with the
+        states of the files the key covers (the key proves they are the bytes that passed)."""
+        shared = self.shared
+        assert shared is not None
+        checker = OacFileChecker()
+        for test_id, name in self.names.items():
+            key = self.keys[test_id]
+            known = shared.last(name, key)
+            if known is not None and known.status == "pass":
+                shared.adopt(name, key, known, {path: checker.digest(path) for path in self.file_dep(test_id)})
 
     # kept for callers that knew the plan's parts before the pipeline
     @property
@@ -158,6 +178,9 @@ class TestPlan:
         if manager is None:
             return None
         key = self.keys[test_id]
+        if self.shared is not None and (known := self.shared.last(name, key)) is not None:
+            # the last run under this key anywhere decides: a failure on another machine cancels a pass here
+            return (known.finished_at or "another machine") if known.status == "pass" else None
         backend = manager.backend
         if isinstance(backend, OacStateDB):  # indexed columns, no JSON to decode
             saved_key, at = backend.green(name)
@@ -353,7 +376,7 @@ def test_action(run_id: str, task: Any) -> None | TaskFailed:
     # Saved by doit as the task's values (returning them would store them a second time as its result).
     parts = plan.parts_of(test_id)
     task.values.update({"key": plan.keys[test_id], "status": outcome.status, "at": finished,
-                        "parts": parts.model_dump(mode="json")})
+                        "duration_s": round(outcome.duration_s, 6), "parts": parts.model_dump(mode="json")})
     if imports:
         task.values["imports"] = imports
     return None

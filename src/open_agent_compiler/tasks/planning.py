@@ -6,6 +6,7 @@ Only `compile` and `key` touch caches (the render memo, the key cache, the state
 they do it at their edges: read before, write after, never in the middle of the computation.
 """
 
+import tomllib
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
@@ -17,7 +18,8 @@ from open_agent_compiler.model.hashing import digest, digest_bytes
 from open_agent_compiler.model.registry import ResolvedConfig
 from open_agent_compiler.tasks.backend import saved_imports
 from open_agent_compiler.tasks.memo_store import load_key_cache, load_memo, save_key_cache, save_memo
-from open_agent_compiler.tasks.settings import TestOptions
+from open_agent_compiler.tasks.settings import PYPROJECT, TestOptions
+from open_agent_compiler.tasks.shared_session import SharedSession
 from open_agent_compiler.tasks.state_paths import on_state
 from open_agent_compiler.testing import project_imports
 from open_agent_compiler.testing.discovery import TestCase, discover, select
@@ -106,13 +108,39 @@ class Keyer:
         return parts
 
 
-def discovered_imports(options: TestOptions, names: dict[str, str]) -> dict[str, list[str]]:
-    """test id → project files (absolute) its last pass loaded, from the state DB; `names`: test id → task name."""
+def discovered_imports(options: TestOptions, names: dict[str, str],
+                       shared: SharedSession | None = None) -> dict[str, list[str]]:
+    """test id → project files (absolute) its last pass loaded, from the state DB, else from the shared state's
+    last pass (discovered files travel with the key); `names`: test id → task name."""
     saved = saved_imports(options.state_db)
+    if shared is not None:
+        for name in names.values():
+            if name not in saved and (imports := shared.imports_of(name)) is not None:
+                saved[name] = imports
     if not saved:
         return {}
     root = options.root
     return {test_id: [str(root / path) for path in saved[name]] for test_id, name in names.items() if name in saved}
+
+
+def project_name(options: TestOptions) -> str:
+    """The shared state's project: [tool.oac] project, else [project] name of the pyproject.toml, else the folder."""
+    if options.project:
+        return options.project
+    try:
+        with open(options.root / PYPROJECT, "rb") as handle:
+            name = tomllib.load(handle).get("project", {}).get("name")
+    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError, AttributeError):
+        name = None
+    return name if isinstance(name, str) and name else options.root.name
+
+
+def shared_session(options: TestOptions, task_names: list[str]) -> SharedSession | None:
+    """The run's shared state, read once for every planned test (None: the state is local only)."""
+    if options.state is None:
+        return None
+    return SharedSession(options.state, project_name(options), options.state_db,
+                         required=options.require_shared_state).open(task_names)
 
 
 def test_keys(cases: list[TestCase], resolved: ResolvedConfig, compiled: Compiled, options: TestOptions,

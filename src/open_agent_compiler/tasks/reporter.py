@@ -176,10 +176,12 @@ class OacReporter:
             self.tally.errors.append(f"{task.name}: {message}")
             self._say(f"  ERROR {task.name}: {message[:500]}")
             return
-        backend = _backend()
-        if backend is not None:
-            backend.mark_failed(task.name)  # doit removed its green state; --explain says why it runs next time
         outcome = (task.meta or {}).pop("oac_outcome", None)
+        backend = _backend()
+        if backend is not None:  # doit removed its green state; --explain says why it runs next time
+            plan, test_id = info
+            backend.mark_failed(task.name, plan.keys[test_id], task.meta.get("oac_finished") or now_iso(),
+                                outcome.duration_s if outcome is not None else None)
         if outcome is None:  # never reached our action: a dependency failed, or doit itself refused
             text = " ".join(str(exception.get_msg() if hasattr(exception, "get_msg") else exception).split())
             if isinstance(exception, UnmetDependency) and info[0].compile_error:  # the cause, not only the task

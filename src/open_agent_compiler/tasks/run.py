@@ -79,6 +79,8 @@ def _run_tests(options: TestOptions, out: TextIO, interrupt: InterruptState) -> 
     if options.junit:
         write_junit(options.junit if options.junit.is_absolute() else options.root / options.junit, reporter.tally)
     tally = reporter.tally
+    if plan.shared is not None and plan.shared.failure is not None and options.require_shared_state:
+        return 2  # the failure was told when it happened
     if tally.failed:
         return 1
     if code == 3 or tally.errors:

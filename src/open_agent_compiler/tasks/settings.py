@@ -45,6 +45,19 @@ class TestOptions(BaseModel):
     invoker: str | None = None  # NAME or module:factory (see testing.invokers.select)
     invoker_script: str | None = None  # module:attribute of the model scripts
     judge: str | dict[str, Any] | None = None  # module:factory, or a [tool.oac.judge] table
+    # green state shared between machines (tasks.shared_store): postgresql://user@host/db, no password in it
+    state: str | None = None
+    project: str | None = Field(default=None, min_length=1)  # keeps projects apart in one shared database
+    require_shared_state: bool = False  # the shared state unreachable or failing: exit 2 instead of going on
+
+    @field_validator("state")
+    @classmethod
+    def _state_url(cls, value: str | None) -> str | None:
+        if value is None or value in ("", "local", "sqlite"):
+            return None
+        from open_agent_compiler.tasks.shared_store import check_url
+
+        return check_url(value)
 
     @field_validator("filter", "kind", mode="before")
     @classmethod
@@ -163,6 +176,8 @@ def build_options(start: Path, overrides: dict[str, Any]) -> TestOptions:
     values.update(given)
     if os.environ.get("OAC_HERMETIC", "") not in ("", "0"):
         values["hermetic"] = True
+    if os.environ.get("OAC_STATE_URL") and "state" not in given:  # the environment wins over the table
+        values["state"] = os.environ["OAC_STATE_URL"]
     values.setdefault("project_root", project.root)
     for required in ("factory", "config"):
         if not values.get(required):

@@ -1,0 +1,92 @@
+"""Shared green state on PostgreSQL against local sqlite, measured in one run (issue: shared state).
+
+    python benchmarks/shared_state.py [--tests 5000] [--reps 5] [--out benchmarks/results/shared-state-latest.json]
+
+Starts a real PostgreSQL server (initdb + pg_ctl into a temporary folder on 127.0.0.1, as the tests do), generates
+the synthetic suite, and times, interleaved rep by rep (median reported):
+- `local warm`: a warm `oac test` on local sqlite only;
+- `shared warm`: a warm `oac test` with the shared state set (one round trip at planning, nothing to push);
+- `second machine`: a fresh checkout (no .oac) whose keys are all green in the database: every test adopted and
+  skipped.
+Targets: shared warm ≤ 1.5× local warm; second machine ≤ 1.5× local warm.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path[:0] = [str(HERE), str(HERE.parent / "tests" / "shared_state")]
+
+from generate import Spec, generate  # noqa: E402
+from pg_server import PgServer, unavailable  # noqa: E402
+
+OAC = Path(sys.executable).with_name("oac")
+TARGET = 1.5
+
+
+def timed(argv: list[str], cwd: Path, env: dict[str, str]) -> float:
+    started = time.perf_counter()
+    done = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=1800)
+    elapsed = time.perf_counter() - started
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(argv)} in {cwd} exited {done.returncode}:\n{done.stdout[-2000:]}{done.stderr}")
+    return elapsed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--tests", type=int, default=5000)
+    parser.add_argument("--reps", type=int, default=5)
+    parser.add_argument("--out", type=Path, default=HERE / "results" / "shared-state-latest.json")
+    args = parser.parse_args()
+    reason = unavailable()
+    if reason:
+        raise SystemExit(f"cannot benchmark the shared state: {reason}")
+    work = Path(tempfile.mkdtemp(prefix="oac-shared-bench-"))
+    server = PgServer().init()
+    try:
+        source = generate(work / "source", Spec.for_tests(args.tests))
+        local, shared = work / "local", work / "shared"
+        for target in (local, shared):
+            shutil.copytree(source, target)
+        base_env = {k: v for k, v in os.environ.items() if k not in ("OAC_STATE_URL", "OAC_HERMETIC")}
+        shared_env = {**base_env, **server.env("oac")}
+        argv = [str(OAC), "test", "agents:registry", "--config", "prod"]
+        timed(argv, local, base_env)  # cold runs: every test proved once, locally and in the database
+        timed(argv, shared, shared_env)
+        samples: dict[str, list[float]] = {"local warm": [], "shared warm": [], "second machine": []}
+        for rep in range(args.reps):
+            samples["local warm"].append(timed(argv, local, base_env))
+            samples["shared warm"].append(timed(argv, shared, shared_env))
+            fresh = work / f"fresh{rep}"
+            shutil.copytree(source, fresh)
+            samples["second machine"].append(timed(argv, fresh, shared_env))
+            shutil.rmtree(fresh)
+        medians = {name: statistics.median(values) for name, values in samples.items()}
+        ratios = {name: medians[name] / medians["local warm"] for name in ("shared warm", "second machine")}
+        report = {"tests": args.tests, "reps": args.reps, "samples_s": samples, "median_s": medians,
+                  "ratio_to_local_warm": ratios, "target": TARGET,
+                  "verdict": {name: "PASS" if ratio <= TARGET else "MISS" for name, ratio in ratios.items()}}
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(report, indent=2) + "\n")
+        for name, median in medians.items():
+            ratio = f"  {ratios[name]:.2f}x local warm ({report['verdict'][name]}, target <= {TARGET}x)" \
+                if name in ratios else ""
+            print(f"{name:15s} {median:7.3f} s{ratio}")
+    finally:
+        server.close()
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

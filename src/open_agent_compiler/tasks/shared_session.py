@@ -1,0 +1,140 @@
+"""One run's view of the shared green state (see `shared_store`), and the local outbox that feeds it.
+
+At planning, in one connection: push what earlier runs left in the outbox (offline, killed), then read the
+outcomes of every planned test in one round trip. A test is green iff the last run under its current key passed:
+the shared outcome decides where there is one (a failure anywhere cancels a pass everywhere), the local state
+where there is none. A shared pass this machine has not seen is adopted into the local doit state, so doit's own
+up-to-date check skips it. Results go to the outbox, a table in the local state database written in the same
+transaction as doit's rows (after the JSONL record: record before green), and are pushed in batches by the
+backend's flush; an unreachable server leaves them there for the next run.
+"""
+
+import json
+import os
+import sqlite3
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+from open_agent_compiler.errors import OacError
+from open_agent_compiler.tasks.shared_store import Known, Outcome, SharedStateError, SharedStore
+
+OUTBOX_DDL = ("create table if not exists shared_outbox (seq integer primary key autoincrement, task_id text not null,"
+              " key text not null, status text not null, finished_at text, imports text, duration_s real)")
+_SESSIONS: dict[str, "SharedSession"] = {}
+
+
+def _warn(message: str) -> None:
+    print(f"oac: {message}", file=sys.stderr)
+
+
+def session_for(db_path: str | os.PathLike[str]) -> "SharedSession | None":
+    """The shared session of the run whose local state database this is (the backend asks at open)."""
+    return _SESSIONS.get(os.path.abspath(db_path))
+
+
+def read_outbox(conn: sqlite3.Connection) -> list[tuple[int, Outcome]]:
+    conn.execute(OUTBOX_DDL)
+    rows = conn.execute("select seq, task_id, key, status, finished_at, imports, duration_s from shared_outbox "
+                        "order by seq").fetchall()
+    return [(seq, Outcome(task_id, key, status, finished or "", tuple(json.loads(imports)) if imports else None,
+                          duration)) for seq, task_id, key, status, finished, imports, duration in rows]
+
+
+def outbox_rows(outcomes: list[Outcome]) -> list[tuple[Any, ...]]:
+    return [(o.task_id, o.key, o.status, o.finished_at, json.dumps(list(o.imports)) if o.imports else None,
+             o.duration_s) for o in outcomes]
+
+
+class SharedSession:
+    """Shared state of one run: what was known at planning, what this run adds, and whether the server is there."""
+
+    def __init__(self, url: str, project: str, db_path: Path, *, required: bool) -> None:
+        self.store = SharedStore(url, project)
+        self.where = self.store.where
+        self.db_path = db_path
+        self.required = required
+        self.known: dict[str, dict[str, Known]] = {}
+        self.adoptions: dict[str, dict[str, Any]] = {}  # task → the local doit row of a pass proved elsewhere
+        self.failure: str | None = None  # why the server was given up on, if it was
+        self.pushed = 0
+        self._lock = threading.Lock()
+
+    @property
+    def online(self) -> bool:
+        return self.failure is None and self.store._conn is not None
+
+    # planning -------------------------------------------------------------------------------------------------
+    def open(self, task_ids: list[str]) -> "SharedSession":
+        """Connect, push the outbox, read every planned test's outcomes; unreachable: go on locally (or refuse)."""
+        _SESSIONS[os.path.abspath(self.db_path)] = self
+        try:
+            self.store.connect()
+            self.push_outbox()
+            self.known = self.store.fetch(task_ids)
+        except SharedStateError as exc:
+            if self.required:
+                self.store.close()
+                raise OacError(f"{exc} (--require-shared-state)") from None
+            self.give_up(exc)
+        return self
+
+    def give_up(self, exc: SharedStateError) -> None:
+        """The server failed: one line, then local state only (the outbox keeps this run's results). With
+        --require-shared-state the run's exit code says so at the end (`tasks.run`)."""
+        self.store.close()
+        if self.failure is None:
+            self.failure = str(exc)
+            then = "the run exits 2 at the end" if self.required else "results are pushed on the next run"
+            _warn(f"{exc}; going on with local state ({then})")
+
+    def imports_of(self, task_id: str) -> list[str] | None:
+        """Project files (relative) the most recent shared pass of a test loaded: they travel with its keys."""
+        passes = [known for known in self.known.get(task_id, {}).values() if known.status == "pass"]
+        if not passes:
+            return None
+        return list(max(passes, key=lambda known: known.recorded_at).imports or ())
+
+    def last(self, task_id: str, key: str) -> Known | None:
+        return self.known.get(task_id, {}).get(key)
+
+    def adopt(self, task_id: str, key: str, known: Known, files: dict[str, str]) -> None:
+        """Make a pass proved on another machine this machine's green state too (doit's row for it)."""
+        values: dict[str, Any] = {"key": key, "status": "pass", "at": known.finished_at or "another machine",
+                                  "shared": True}
+        if known.imports:
+            values["imports"] = list(known.imports)
+        row: dict[str, Any] = {"_values_:": values, "checker:": "OacFileChecker", **files}
+        if files:
+            row["deps:"] = sorted(files)
+        self.adoptions[task_id] = row
+
+    # during the run -------------------------------------------------------------------------------------------
+    def push_outbox(self) -> None:
+        """Push what the outbox holds and remove what was pushed (called at planning and after each flush)."""
+        if self.failure is not None:
+            return
+        with self._lock:
+            conn = sqlite3.connect(self.db_path, timeout=60) if self.db_path.exists() else None
+            if conn is None:
+                return
+            try:
+                pending = read_outbox(conn)
+                if not pending:
+                    return
+                try:
+                    self.store.push([outcome for _, outcome in pending])
+                except SharedStateError as exc:
+                    self.give_up(exc)
+                    return
+                conn.execute("delete from shared_outbox where seq <= ?", (pending[-1][0],))
+                conn.commit()
+                self.pushed += len(pending)
+            finally:
+                conn.close()
+
+    def close(self) -> None:
+        self.push_outbox()
+        self.store.close()
+        _SESSIONS.pop(os.path.abspath(self.db_path), None)

@@ -1,0 +1,221 @@
+"""Green state shared between machines on a real PostgreSQL server (tasks.shared_store / shared_session)."""
+
+import json
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+from engine_project import SUMMARY, summary_line
+from pg_server import PASSWORD
+from shared_project import clone, make
+
+
+def outcomes(pg, project: str = "demo") -> dict[tuple[str, str], str]:
+    """(task, key) → status, straight from the database."""
+    import psycopg
+
+    with psycopg.connect(pg.url(pg.database), password=PASSWORD) as conn:
+        rows = conn.execute("select task_id, key, status from oac_outcomes where project = %s", (project,)).fetchall()
+    return {(task, key): status for task, key, status in rows}
+
+
+def ran(project) -> list[str]:
+    return sorted(project.executions())
+
+
+def test_a_second_checkout_skips_what_the_first_proved_and_reruns_what_it_changed(pg, tmp_path):
+    env = pg.env(pg.database)
+    first = make(tmp_path / "first")
+    assert summary_line(first.test(env=env).stdout) == SUMMARY.format(4, 4, 0, 0, 0)
+    assert len(outcomes(pg)) == 4 and set(outcomes(pg).values()) == {"pass"}
+
+    second = clone(first, tmp_path / "second")
+    done = second.test(env=env)
+    assert summary_line(done.stdout) == SUMMARY.format(4, 0, 0, 4, 0), done.stdout + done.stderr
+    assert ran(second) == []  # nothing executed: every key was proved on the first machine
+    again = second.test(env=env)  # adopted into local state: green here too
+    assert summary_line(again.stdout) == SUMMARY.format(4, 0, 0, 4, 0)
+
+    # helper.py is a discovered import of the mocks' module: the shared passes carried it, so an edit is seen
+    second.write("helper.py", "OK = True  # edited\n")
+    done = second.test(env=env)
+    assert summary_line(done.stdout) == SUMMARY.format(4, 3, 0, 1, 0), done.stdout
+    assert ran(second) == ["alpha", "beta", "gamma"]
+
+
+def test_a_failure_under_a_key_cancels_its_pass_on_every_machine(pg, tmp_path):
+    env = pg.env(pg.database)
+    first = make(tmp_path / "first")
+    first.test(env=env)
+    second = clone(first, tmp_path / "second")
+    done = second.test("--filter", "beta", "--force", env={**env, "BETA_FAIL": "1"}, code=1)
+    assert "FAIL 'beta-ok'" in done.stdout
+    assert sorted(status for (task, _), status in outcomes(pg).items() if "beta" in task) == ["fail"]
+
+    # the first machine's local state still says green under that key: the shared failure wins
+    done = first.test(env=env)
+    assert summary_line(done.stdout) == SUMMARY.format(4, 1, 0, 3, 0), done.stdout
+    assert ran(first) == ["alpha", "beta", "beta", "gamma"]
+    assert sorted(status for (task, _), status in outcomes(pg).items() if "beta" in task) == ["pass"]
+
+
+def test_two_branches_alternating_keys_keep_both_green(pg, tmp_path):
+    env = pg.env(pg.database)
+    work = make(tmp_path / "work")
+    work.test(env=env)
+    work.write("helper.py", "OK = True  # branch b\n")
+    assert summary_line(work.test(env=env).stdout) == SUMMARY.format(4, 3, 0, 1, 0)
+    for helper in ("OK = True\n", "OK = True  # branch b\n", "OK = True\n"):  # checkouts back and forth
+        work.write("helper.py", helper)
+        assert summary_line(work.test(env=env).stdout) == SUMMARY.format(4, 0, 0, 4, 0)
+    assert ran(work) == sorted(["alpha", "beta", "gamma"] * 2)
+    assert len([k for k in outcomes(pg) if "alpha-ok" in k[0]]) == 2  # one outcome per key
+
+
+def test_eight_concurrent_runners_lose_no_result_and_never_skip_a_failed_key(pg, tmp_path):
+    env = pg.env(pg.database)
+    origin = make(tmp_path / "origin")
+    runners = [clone(origin, tmp_path / f"runner{i}") for i in range(8)]
+
+    def run(index: int):
+        extra = {"BETA_FAIL": "1"} if index % 2 else {}
+        return runners[index].test("--force", env={**env, **extra}, code=None, timeout=300)
+
+    with ThreadPoolExecutor(8) as pool:
+        results = list(pool.map(run, range(8)))
+    for index, done in enumerate(results):
+        assert done.returncode == (1 if index % 2 else 0), done.stdout + done.stderr
+        assert "shared state" not in done.stderr, done.stderr  # no runner lost the server
+    found = outcomes(pg)
+    assert len(found) == 4  # one row per (test, key): every runner wrote the same four keys
+    beta_status = next(status for (task, _), status in found.items() if "beta" in task)
+    others = {status for (task, _), status in found.items() if "beta" not in task}
+    assert others == {"pass"}
+
+    # a ninth machine: it runs beta exactly when the last run under beta's key failed, and skips the rest
+    ninth = clone(origin, tmp_path / "ninth")
+    done = ninth.test(env=env)
+    assert ran(ninth) == (["beta"] if beta_status == "fail" else [])
+
+
+def test_the_server_stopped_mid_run_the_run_finishes_locally_and_the_next_run_pushes(pg, tmp_path):
+    env = pg.env(pg.database)
+    first = make(tmp_path / "first")
+    stop = "\x1f".join(pg.stop_command())
+    done = first.test(env={**env, "STOP_SERVER": stop})
+    pg.running = False
+    assert summary_line(done.stdout) == SUMMARY.format(4, 4, 0, 0, 0), done.stdout + done.stderr
+    warnings = [line for line in done.stderr.splitlines() if "shared state" in line]
+    assert len(warnings) == 1 and "going on with local state" in warnings[0], done.stderr
+
+    pg.start()
+    assert len(outcomes(pg)) < 4  # what finished after the stop is only in the local outbox
+    done = first.test(env=env)  # pushes the outbox first
+    assert summary_line(done.stdout) == SUMMARY.format(4, 0, 0, 4, 0), done.stdout + done.stderr
+    assert len(outcomes(pg)) == 4 and set(outcomes(pg).values()) == {"pass"}
+    fresh = clone(first, tmp_path / "fresh")
+    assert summary_line(fresh.test(env=env).stdout) == SUMMARY.format(4, 0, 0, 4, 0)
+    assert ran(fresh) == []
+
+
+def test_an_unreachable_server_is_one_line_and_require_shared_state_exits_2(pg, tmp_path):
+    proj = make(tmp_path / "proj")
+    env = {**pg.env(pg.database), "PGPASSWORD": "wrong-" + PASSWORD}
+    done = proj.test(env=env)
+    assert summary_line(done.stdout) == SUMMARY.format(4, 4, 0, 0, 0)
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and "password authentication failed" in lines[0], done.stderr
+    strict = proj.test("--require-shared-state", env=env, code=2)
+    assert strict.stdout == "" and len(strict.stderr.strip().splitlines()) == 1
+    for output in (done.stdout, done.stderr, strict.stderr):
+        assert PASSWORD not in output
+    for path in (tmp_path / "proj").rglob("*"):
+        if path.is_file():
+            assert PASSWORD.encode() not in path.read_bytes(), path
+
+
+def test_a_password_in_the_url_is_refused_without_printing_it(tmp_path):
+    proj = make(tmp_path / "proj")
+    done = proj.test(env={"OAC_STATE_URL": "postgresql://u:hunter2-pw@127.0.0.1:1/x"}, code=2)
+    assert "holds a password" in done.stderr and "hunter2-pw" not in done.stderr + done.stdout
+    assert not (tmp_path / "proj" / ".oac").exists()
+
+
+def test_hostile_project_names_and_test_ids_reach_sql_only_as_parameters(pg, tmp_path):
+    hostile = "x'); drop table oac_outcomes; --"
+    proj = make(tmp_path / "proj", name="demo")
+    proj.write("pyproject.toml", (tmp_path / "proj" / "pyproject.toml").read_text()
+               + f'project = "{hostile}"\n')
+    proj.edit("agents.py", 'name=f"{name}-ok"', 'name=f"{name}-ok\'; delete from oac_outcomes; --"')
+    env = pg.env(pg.database)
+    assert summary_line(proj.test(env=env).stdout) == SUMMARY.format(4, 4, 0, 0, 0)
+    found = outcomes(pg, hostile)  # the table survived, the rows sit under the hostile name verbatim
+    assert len(found) == 4 and any("delete_from_oac_outcomes" in task for task, _ in found)
+    assert summary_line(proj.test(env=env).stdout) == SUMMARY.format(4, 0, 0, 4, 0)
+
+
+def test_state_status_and_prune(pg, tmp_path):
+    env = pg.env(pg.database)
+    proj = make(tmp_path / "proj")
+    proj.test(env=env)
+    status = json.loads(proj.oac("state", "status", "--format", "json", env=env, check_code=0).stdout)
+    assert status["shared"]["keys"] == 4 and status["shared"]["project"] == "demo"
+    assert status["shared"]["where"] == pg.url(pg.database) and status["local"]["green"] == 4
+    text = proj.oac("state", "status", env=env, check_code=0).stdout
+    assert "4 keys of 4 tests" in text and PASSWORD not in text
+    assert "removed 0 " in proj.oac("state", "prune", "--older-than", "30d", env=env, check_code=0).stdout
+    assert "removed 4 " in proj.oac("state", "prune", "--older-than", "0s", env=env, check_code=0).stdout
+    assert outcomes(pg) == {}
+    bad = proj.oac("state", "prune", "--older-than", "soon", env=env, check_code=2)
+    assert "--older-than 'soon'" in bad.stderr
+
+
+def test_doit_test_uses_the_shared_state_too(pg, tmp_path):
+    env = pg.env(pg.database)
+    first = make(tmp_path / "first")
+    first.test(env=env)
+    second = clone(first, tmp_path / "second")
+    import os
+
+    doit = str(Path(sys.executable).with_name("doit"))
+    done = subprocess.run([doit, "test"], cwd=second.root, capture_output=True, text=True, timeout=120,
+                          env={**os.environ, **env})
+    assert summary_line(done.stdout) == SUMMARY.format(4, 0, 0, 4, 0), done.stdout + done.stderr
+    assert ran(second) == []
+
+
+def test_the_schema_is_versioned_and_a_newer_one_is_refused(pg, tmp_path):
+    import psycopg
+
+    env = pg.env(pg.database)
+    proj = make(tmp_path / "proj")
+    proj.test(env=env)
+    with psycopg.connect(pg.url(pg.database), password=PASSWORD, autocommit=True) as conn:
+        assert conn.execute("select max(version) from oac_schema").fetchone()[0] == 1
+        conn.execute("insert into oac_schema (version) values (99)")
+    done = proj.test("--require-shared-state", env=env, code=2)
+    assert "schema version 99 is newer" in done.stderr
+
+
+def test_a_least_privilege_role_uses_a_schema_made_by_another(pg, tmp_path):
+    env = pg.env(pg.database)
+    proj = make(tmp_path / "proj")
+    proj.test(env=env)  # the owner's first run creates the schema
+    with pg.admin() as conn:
+        conn.execute("drop role if exists oac_runner")
+        conn.execute("create role oac_runner login password 'runner-pw'")
+    import psycopg
+
+    with psycopg.connect(pg.url(pg.database), password=PASSWORD, autocommit=True) as conn:
+        conn.execute("grant select, insert, update, delete on oac_outcomes to oac_runner")
+        conn.execute("grant select on oac_schema to oac_runner")
+    runner = clone(proj, tmp_path / "runner")
+    runner_env = {**env, "OAC_STATE_URL": pg.url(pg.database, user="oac_runner"), "PGPASSWORD": "runner-pw"}
+    done = runner.test("--require-shared-state", env=runner_env)
+    assert summary_line(done.stdout) == SUMMARY.format(4, 0, 0, 4, 0), done.stdout + done.stderr
+    runner.write("helper.py", "OK = True  # changed\n")
+    done = runner.test("--require-shared-state", env=runner_env)
+    assert summary_line(done.stdout) == SUMMARY.format(4, 3, 0, 1, 0), done.stdout + done.stderr
+    assert len(outcomes(pg)) == 7
