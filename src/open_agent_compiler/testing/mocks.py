@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from open_agent_compiler.errors import OacError
-from open_agent_compiler.model.core.mock import MockProfile, MockResponse, MockState
+from open_agent_compiler.model.core.mock import MockInput, MockProfile, MockResponse, MockState
 
 HANDLER_SOURCE = "handler"
 TOOL_MOCK_SOURCE = "tool.mock"
@@ -149,11 +149,20 @@ class MockSession:
             return copy.deepcopy(payload)
         spec = response.callable_spec or ""
         function = self._callable(spec)
+        arguments = as_mock_input(payload)
         if response.kind == "callable":
-            return function(payload)
+            return function(arguments)
         state = self.state(tool_name)
         state.call_index = index
-        return function(payload, state)
+        return function(arguments, state)
+
+
+def as_mock_input(payload: Any) -> Any:
+    """A mapping payload as the `MockInput` model a callable mock receives (a copy: the mock cannot change the
+    caller's input); anything else unchanged."""
+    if isinstance(payload, dict) and all(isinstance(key, str) for key in payload):
+        return MockInput.model_validate(copy.deepcopy(payload))
+    return payload
 
 
 def _find_without_import(module_name: str, project_root: Path | None) -> list[Path] | None:

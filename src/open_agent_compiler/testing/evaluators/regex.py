@@ -52,5 +52,7 @@ class RegexEvaluator(Evaluator):
         text = search_text(context.target)
         match = self.compiled().search(text)
         if match is None:
-            return self.result(False, f"pattern {show(self.pattern)} has no match in {show(text)}")
-        return self.result(True, f"pattern {show(self.pattern)} matched {show(match.group(0))} at {match.start()}")
+            return self.result(False, f"pattern {show(self.pattern)} has no match in {show(text)}",
+                               details={"match_span": None})
+        return self.result(True, f"pattern {show(self.pattern)} matched {show(match.group(0))} at {match.start()}",
+                           details={"match_span": match.span()})

@@ -22,7 +22,8 @@ class SubstringEvaluator(Evaluator):
         haystack, needle = (text, self.needle) if self.case_sensitive else (text.casefold(), self.needle.casefold())
         mode = "case-sensitive" if self.case_sensitive else "case-insensitive"
         position = haystack.find(needle)
+        details = {"case_sensitive": self.case_sensitive}
         if position < 0:
-            return self.result(False, f"needle {show(self.needle)} ({mode}) not found in {show(text)}")
+            return self.result(False, f"needle {show(self.needle)} ({mode}) not found in {show(text)}", details=details)
         found = excerpt(text, position, position + len(needle))
-        return self.result(True, f"needle {show(self.needle)} ({mode}) found: {found}")
+        return self.result(True, f"needle {show(self.needle)} ({mode}) found: {found}", details=details)
