@@ -26,7 +26,8 @@ def bash_overall(capabilities: Capabilities) -> tuple[str, str]:
     actions = set(capabilities.bash.values())
     action = next((a for a in ("allow", "ask") if a in actions), "deny")
     rules = ", ".join(f"{pattern!r}: {a}" for pattern, a in capabilities.bash.items()) or "none"
-    return action, f"bash is {action!r} (rules: {rules})"
+    note = " (1.16.5 counts any bash block as present)" if capabilities.bash and action != "allow" else ""
+    return action, f"bash is {action!r} (rules: {rules}){note}"
 
 
 def bash_action(capabilities: Capabilities, command: str) -> tuple[str, str]:

@@ -6,7 +6,7 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from open_agent_compiler.model.core.evaluator import EvaluationContext, Evaluator, EvaluatorResult, FactSpec
-from open_agent_compiler.testing.evaluators._show import search_text, show, truncate
+from open_agent_compiler.testing.evaluators._show import NO_TARGET, search_text, show, truncate
 
 _TOLERANCE = 1e-9
 
@@ -43,7 +43,7 @@ class FactRecallEvaluator(Evaluator):
 
     def evaluate(self, context: EvaluationContext) -> EvaluatorResult:
         if context.target is None:
-            return self.skip("no target to search")
+            return self.skip(NO_TARGET)
         raw = search_text(context.target)
         folded = raw.casefold()
 

@@ -5,7 +5,7 @@ from typing import Literal
 from pydantic import Field
 
 from open_agent_compiler.model.core.evaluator import EvaluationContext, Evaluator, EvaluatorResult
-from open_agent_compiler.testing.evaluators._show import excerpt, search_text, show
+from open_agent_compiler.testing.evaluators._show import NO_TARGET, excerpt, search_text, show
 
 
 class SubstringEvaluator(Evaluator):
@@ -17,7 +17,7 @@ class SubstringEvaluator(Evaluator):
 
     def evaluate(self, context: EvaluationContext) -> EvaluatorResult:
         if context.target is None:
-            return self.skip("no target to search")
+            return self.skip(NO_TARGET)
         text = search_text(context.target)
         haystack, needle = (text, self.needle) if self.case_sensitive else (text.casefold(), self.needle.casefold())
         mode = "case-sensitive" if self.case_sensitive else "case-insensitive"
