@@ -4,6 +4,9 @@ broken evaluator)."""
 
 from pathlib import Path
 
+import pytest
+from pydantic import ValidationError
+
 from open_agent_compiler.model.core.mock import MockResponse
 from open_agent_compiler.model.core.test_model import FactSpec
 from open_agent_compiler.testing.evaluation import (
@@ -92,3 +95,20 @@ def test_a_callable_mock_receives_the_input_as_a_pydantic_model(tmp_path: Path) 
     stateful = MockResponse(kind="stateful_callable", callable_spec="public_style_mock:count")
     assert session.call("search", stateful, payload) == {"n": 1, "query": "tea"}
     assert payload == {"query": "tea", "limit": 2}
+
+
+def test_a_callable_mock_annotated_with_the_tools_input_model_receives_that_model(tmp_path: Path) -> None:
+    (tmp_path / "typed_mock.py").write_text(
+        "from pydantic import BaseModel, ConfigDict\n\n"
+        "class SearchInput(BaseModel):\n"
+        "    model_config = ConfigDict(extra='forbid')\n"
+        "    query: str\n"
+        "    limit: int = 5\n\n"
+        "def lookup(args: SearchInput) -> dict:\n"
+        "    assert type(args) is SearchInput\n"
+        "    return {'query': args.query, 'limit': args.limit}\n")
+    session = MockSession(project_root=tmp_path)
+    response = MockResponse(kind="callable", callable_spec="typed_mock:lookup")
+    assert session.call("search", response, {"query": "tea"}) == {"query": "tea", "limit": 5}
+    with pytest.raises(ValidationError, match="unknown"):  # an input the tool's model rejects fails the call
+        session.call("search", response, {"query": "tea", "unknown": 1})
