@@ -15,7 +15,7 @@ class UsageError(OacError, ValueError):  # ValueError: what the public package r
     """A call's arguments cannot go together or name something unknown (e.g. `CompileScript(...)`)."""
 
 
-class UnsafeNameError(OacError, ValueError):
+class UnsafeNameError(OacError):  # not a ValueError: raised inside validators, pydantic would rewrap it
     """A name or path would escape the target directory or break a file format."""
 
 

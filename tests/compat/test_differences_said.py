@@ -38,6 +38,6 @@ def test_the_table_lists_the_differences_of_this_round() -> None:
                    "A `permission_key` other than `bash` next to a `bash_pattern`",
                    "selects no test out of a config that has tests is exit 2",
                    "A `callable` mock receives a model built from the input",
-                   "`UsageError` (bad `CompileScript` arguments), `FactoryError` and `UnsafeNameError`",
+                   "`UsageError` (bad `CompileScript` arguments) and `FactoryError`",
                    "the skip reason says so"):
         assert phrase in TABLE, phrase
