@@ -36,7 +36,10 @@ def python_version(python: Path) -> str:
 
 def _package_version(python: Path) -> str | None:
     done = subprocess.run(
-        [str(python), "-c", "import importlib.metadata as m; print(m.version('open-agent-compiler'))"],
+        # ours is distributed as oac-toolkit, the public package as open-agent-compiler; one of them is installed
+        [str(python), "-c", "import importlib.metadata as m\n"
+         "for name in ('oac-toolkit', 'open-agent-compiler'):\n"
+         "    try:\n        print(m.version(name)); break\n    except m.PackageNotFoundError:\n        pass"],
         capture_output=True, text=True,
     )
     return done.stdout.strip() if done.returncode == 0 else None

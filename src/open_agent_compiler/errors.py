@@ -11,11 +11,15 @@ class RegistryError(OacError, ValueError):  # ValueError: what the public packag
     """A registry is inconsistent: duplicates, unknown references, missing templates."""
 
 
-class UnsafeNameError(OacError):
+class UsageError(OacError, ValueError):  # ValueError: what the public package raises (pydantic) here
+    """A call's arguments cannot go together or name something unknown (e.g. `CompileScript(...)`)."""
+
+
+class UnsafeNameError(OacError):  # not a ValueError: raised inside validators, pydantic would rewrap it
     """A name or path would escape the target directory or break a file format."""
 
 
-class FactoryError(OacError):
+class FactoryError(OacError, ValueError):
     """A `module:callable` factory spec could not produce a registry."""
 
 

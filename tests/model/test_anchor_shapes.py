@@ -38,10 +38,10 @@ def test_permissions_construct_positionally_in_field_order() -> None:
 
 
 def test_script_paths_accept_path_objects_and_imply_the_type() -> None:
-    script = ScriptDefinition(target_file_path=Path("scripts/x.ts"), source_file_path=Path("/src/x.ts"),
+    script = ScriptDefinition(target_file_path=Path("scripts/x.ts"), source_file_path=Path("src/x.ts"),
                               source_file_type=None, script_contents=None)
     assert (script.target_file_path, script.source_file_path, script.source_file_type) == (
-        "scripts/x.ts", "/src/x.ts", "typescript")
+        "scripts/x.ts", "src/x.ts", "typescript")
     with pytest.raises(ValidationError, match="does not match its '.py' suffix"):
         ScriptDefinition(target_file_path="a.py", source_file_type="javascript", script_contents="x")
     with pytest.raises(ValidationError, match="needs script_contents or source_file_path"):

@@ -88,7 +88,6 @@ def test_package_root_imports_and_reexports_the_classes() -> None:
         ("equals", {"field": "", "expected": 1}, "dotted path '' has an empty segment"),
         ("equals", {}, "expected\n  Field required"),
         ("tool_called", {"tool_name": "t", "min_count": 0}, "min_count\n  Input should be greater than or equal to 1"),
-        ("path_order", {"steps": []}, "steps\n  Tuple should have at least 1 item"),
         ("permission_present", {}, "permission_present needs permission_key and/or bash_pattern"),
         ("permission_absent", {}, "permission_absent needs permission_key and/or bash_pattern"),
         ("llm_judge", {"criteria": "c", "pass_threshold": 1.5}, "pass_threshold\n  Input should be less than or equal"),

@@ -29,7 +29,7 @@ def test_profile_entry_applies_even_without_a_default() -> None:
 def test_reachable_entries_hold_only_the_winning_entry() -> None:
     reached = reachable_mock_entries("echo-tool", DEFAULT, CI)
     assert reached["source"] == "profile:ci" and reached["response"]["fixed_output"] == {"from": "profile.ci"}
-    edited_elsewhere = MockProfile(name="ci", responses={**CI.responses, "other-tool": MockResponse(kind="fixed")})
+    edited_elsewhere = MockProfile(name="ci", responses={**CI.responses, "other-tool": MockResponse(kind="fixed", fixed_output={"n": 0})})
     changed_default = MockResponse(kind="fixed", fixed_output="shadowed")
     assert reachable_mock_entries("echo-tool", changed_default, edited_elsewhere) == reached
 

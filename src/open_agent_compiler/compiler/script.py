@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict
 from open_agent_compiler.compiler.dialects import DEFAULT_DIALECT, get_dialect
 from open_agent_compiler.compiler.expand import with_variants
 from open_agent_compiler.compiler.writer import WriteReport, write_output
-from open_agent_compiler.errors import OacError
+from open_agent_compiler.errors import OacError, UsageError
 from open_agent_compiler.model.core.access_profile import AccessProfileRegistry
 from open_agent_compiler.model.core.compilation_context import CompilationContext, active
 from open_agent_compiler.model.core.variant_spec import VariantSpec
@@ -32,7 +32,7 @@ Factory = AgentRegistry | Callable[[], AgentRegistry]
 
 
 class CompileResult(BaseModel):
-    """What one run wrote (or, with `dry_run`, would write): `written_files` are paths under `target` of files
+    """What one run wrote: `written_files` are paths under `target` of files
     created or changed."""
 
     model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
@@ -41,7 +41,8 @@ class CompileResult(BaseModel):
     config: str
     dialects: tuple[str, ...]
     resolved_slots: list[str] = []
-    written_files: list[Path] = []
+    written_files: list[Path] = []  # none on a dry run: see `planned_files`
+    planned_files: list[Path] = []  # what a dry run would write (on a real run, the same as written_files)
     unchanged_files: list[Path] = []
     removed_files: list[Path] = []
     dry_run: bool = False
@@ -74,8 +75,8 @@ class CompileScript:
         source_root: str | os.PathLike[str] | None = None,
     ) -> None:
         if (factory is None) == (factory_spec is None):
-            raise OacError("CompileScript needs exactly one of factory (a callable) or factory_spec "
-                           "('module:callable')")
+            raise UsageError("CompileScript needs exactly one of factory (a callable) or factory_spec "
+                             "('module:callable')")
         # Not built here: say so instead of compiling something other than what was asked.
         if native_tools:
             raise OacError("CompileScript(native_tools=True): native tool shims are not supported; JSON tools are "
@@ -86,10 +87,15 @@ class CompileScript:
         self.config = config
         self.dialects = (dialect,) if isinstance(dialect, str) else tuple(dialect)
         for name in self.dialects:
-            get_dialect(name)  # an unknown name fails now, in one line naming the known dialects
+            try:
+                get_dialect(name)  # an unknown name fails now, in one line naming the known dialects
+            except OacError as exc:
+                raise UsageError(str(exc)) from None
         self.factory = factory
         self.factory_spec = factory_spec
-        self.clean = (clean_strategy or ("full" if clean else "none")) != "none"
+        self._clean_flag = clean
+        self.clean_strategy = clean_strategy
+        self.clean = self.effective_clean_strategy() != "none"
         self.dry_run = dry_run
         self.verbose = verbose
         self.variants = tuple(variants or ())
@@ -98,6 +104,21 @@ class CompileScript:
         self.mock_profile = mock_profile
         self.client_id = client_id
         self.source_root = Path(source_root) if source_root is not None else None
+
+    def effective_clean_strategy(self) -> CleanStrategy:
+        """`clean_strategy` when given, else `full` with `clean=True` and `none` without."""
+        return self.clean_strategy or ("full" if self._clean_flag else "none")
+
+    def resolve_factory(self) -> Callable[[], AgentRegistry]:
+        """The factory as a callable returning the registry (a `factory_spec` is loaded from the source root)."""
+        if self.factory_spec is not None:
+            spec, root = self.factory_spec, str(self.source_root or Path.cwd())
+            return lambda: load_registry(spec, root)
+        factory = self.factory
+        if isinstance(factory, AgentRegistry):
+            return lambda: factory
+        assert factory is not None
+        return factory
 
     def _registry(self, root: Path) -> AgentRegistry:
         if self.factory_spec is not None:
@@ -113,8 +134,8 @@ class CompileScript:
         """Checks of the names the public package only passes on to factories, and what we cannot honour."""
         notes = []
         if self.mock_profile is not None and self.mock_profile not in resolved.mock_profiles:
-            raise OacError(f"CompileScript(mock_profile={self.mock_profile!r}): no such mock profile; "
-                           f"registered: {', '.join(resolved.mock_profiles) or 'none'}")
+            notes.append(f"mock profile {self.mock_profile!r} is not registered; only factories see the name "
+                         "(CompilationContext), the compiled files do not depend on it")
         if self.access_profile is not None:
             if self.access_profiles is not None:
                 check_access_profile(resolved, self.access_profiles, self.access_profile)
@@ -163,7 +184,8 @@ class CompileScript:
             config=self.config,
             dialects=self.dialects,
             resolved_slots=[agent.slot for agent in resolved.agents],
-            written_files=[self.target / rel for report in reports for rel in report.written],
+            written_files=[] if self.dry_run else [self.target / rel for report in reports for rel in report.written],
+            planned_files=[self.target / rel for report in reports for rel in report.written],
             unchanged_files=[self.target / rel for report in reports for rel in report.unchanged],
             removed_files=[self.target / rel for report in [*cleaned, *reports] for rel in report.removed
                            if rel not in written],
@@ -178,14 +200,15 @@ class CompileScript:
 
     def _print(self, result: CompileResult) -> None:
         wrote, removed = ("would write", "would remove") if result.dry_run else ("wrote", "removed")
-        for path in result.written_files:
+        for path in result.planned_files:
             print(f"{wrote} {path}")
         for path in result.removed_files:
             print(f"{removed} {path}")
         for warning in result.warnings:
             print(f"warning: {warning}")
         print(f"compiled {self.config!r} for {', '.join(self.dialects)} -> {self.target}: "
-              f"written={len(result.written_files)} removed={len(result.removed_files)}")
+              f"written={len(result.written_files)} removed={len(result.removed_files)}"
+              + (f" (dry run: would write {len(result.planned_files)})" if result.dry_run else ""))
 
 
 def _no_options(options: dict[str, Any] | None) -> None:

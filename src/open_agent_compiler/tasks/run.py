@@ -85,7 +85,9 @@ def _run_tests(options: TestOptions, out: TextIO, interrupt: InterruptState) -> 
         return 1
     if code == 3 or tally.errors:
         return 2 if not tally.discovered else 1
-    if unverified := nothing_verified(tally.passed, tally.failed, tally.skipped, tally.not_runnable):
-        print(f"oac: {unverified}", file=sys.stderr)
+    if options.strict and not tally.discovered:
+        print("oac: --strict: the config has no tests: nothing was checked", file=sys.stderr)
         return 2
+    if unverified := nothing_verified(tally.passed, tally.failed, tally.skipped, tally.not_runnable):
+        print(f"oac: note: {unverified}", file=sys.stderr)  # not an error unless asked (--strict), as in 1.16.5
     return 0

@@ -25,16 +25,21 @@ Rule = tuple[str, Mapping[str, Any]]
 
 
 class StubJudge:
-    """A judge for tests: `rules` are (regex, verdict) pairs tried in order against the target's text; the first
-    that matches answers, else `default`. Every call is recorded in `calls`."""
+    """A judge for tests. `responses` maps a criteria text to its verdict (as in the public package); `rules` are
+    (regex, verdict) pairs tried in order against the target's text; the first that answers wins, else `default`.
+    Every call is recorded in `calls`."""
 
-    def __init__(self, default: Mapping[str, Any] | None = None, rules: Sequence[Rule] = ()) -> None:
+    def __init__(self, responses: Mapping[str, Mapping[str, Any]] | None = None,
+                 default: Mapping[str, Any] | None = None, rules: Sequence[Rule] = ()) -> None:
+        self.responses = {criteria: dict(verdict) for criteria, verdict in (responses or {}).items()}
         self.default = dict(default or {"pass": True, "score": 1.0, "reasoning": "stub"})
         self.rules = [(re.compile(pattern), dict(verdict)) for pattern, verdict in rules]
         self.calls: list[dict[str, Any]] = []
 
-    def judge(self, *, criteria: str, target: Any, model: str | None = None) -> dict[str, Any]:
+    def judge(self, criteria: str, target: Any, *, model: str | None = None) -> dict[str, Any]:
         self.calls.append({"criteria": criteria, "target": target, "model": model})
+        if criteria in self.responses:
+            return self.responses[criteria]
         text = target if isinstance(target, str) else json.dumps(target, default=str)
         for pattern, verdict in self.rules:
             if pattern.search(text):

@@ -7,17 +7,22 @@ per-tool call counters and `stateful_callable` scratchpads live in it and die wi
 """
 
 import copy
+import functools
 import importlib
 import importlib.machinery
 import importlib.util
+import inspect
 import sys
+import typing
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel
+
 from open_agent_compiler.errors import OacError
-from open_agent_compiler.model.core.mock import MockProfile, MockResponse, MockState
+from open_agent_compiler.model.core.mock import MockInput, MockProfile, MockResponse, MockState
 
 HANDLER_SOURCE = "handler"
 TOOL_MOCK_SOURCE = "tool.mock"
@@ -149,11 +154,36 @@ class MockSession:
             return copy.deepcopy(payload)
         spec = response.callable_spec or ""
         function = self._callable(spec)
+        arguments = as_mock_input(payload, function)
         if response.kind == "callable":
-            return function(payload)
+            return function(arguments)
         state = self.state(tool_name)
         state.call_index = index
-        return function(payload, state)
+        return function(arguments, state)
+
+
+@functools.lru_cache(maxsize=256)
+def input_model(function: Callable[..., Any]) -> type[BaseModel] | None:
+    """The pydantic model a mock function's first parameter is annotated with (e.g. the tool's `Input`), or None."""
+    if not (inspect.isfunction(function) or inspect.ismethod(function)):
+        return None
+    try:
+        parameters = list(inspect.signature(function).parameters.values())
+        hints = typing.get_type_hints(function)
+    except Exception:  # noqa: BLE001 - unresolvable annotations: no model, the plain MockInput is used
+        return None
+    hint = hints.get(parameters[0].name) if parameters else None
+    return hint if isinstance(hint, type) and issubclass(hint, BaseModel) else None
+
+
+def as_mock_input(payload: Any, function: Callable[..., Any] | None = None) -> Any:
+    """The input a callable mock receives: validated into the pydantic model its first parameter is annotated
+    with (the tool's input model; a payload it rejects makes the mock raise), else a `MockInput` (attribute and
+    key access). Always a copy: the mock cannot change the caller's input. A non-mapping payload is unchanged."""
+    if not (isinstance(payload, dict) and all(isinstance(key, str) for key in payload)):
+        return payload
+    model = input_model(function) if function is not None else None
+    return (model or MockInput).model_validate(copy.deepcopy(payload))
 
 
 def _find_without_import(module_name: str, project_root: Path | None) -> list[Path] | None:

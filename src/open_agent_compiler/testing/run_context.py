@@ -99,6 +99,7 @@ class EvaluationResult(BaseModel):
             passed=result.passed,
             score=result.score,
             evidence=f"skipped: {result.evidence}" if result.skipped else result.evidence,
+            details=dict(result.details),
             skipped=result.skipped,
             skip_reason=result.evidence if result.skipped else "",
         )

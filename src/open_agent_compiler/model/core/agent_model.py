@@ -12,12 +12,17 @@ from open_agent_compiler.model.core.agent import (
     TodoMode,
     ToolFormat,
 )
+from open_agent_compiler.model.core.skill import SkillDefinition
 from open_agent_compiler.model.core.template import CompilationConfig, TemplateSlot, TemplateTree
+from open_agent_compiler.model.core.test_model import AgentTest, CapabilityTest, ToolTest
+from open_agent_compiler.model.core.tool import ToolDefinition
+from open_agent_compiler.model.core.workflow_model import WorkflowStepDefinition
 
 ToolPermissions = AgentToolPermissions
 
 __all__ = [
-    "AgentDefinition", "AgentHeader", "AgentMode", "AgentToolPermissions", "AgentVariant", "AgentWorkflowStep",
-    "CompilationConfig", "MCPServerDefinition", "ModelParameters", "TemplateSlot", "TemplateTree", "TodoMode",
-    "ToolFormat", "ToolPermissions",
+    "AgentDefinition", "AgentHeader", "AgentMode", "AgentTest", "AgentToolPermissions", "AgentVariant",
+    "AgentWorkflowStep", "CapabilityTest", "CompilationConfig", "MCPServerDefinition", "ModelParameters",
+    "SkillDefinition", "TemplateSlot", "TemplateTree", "TodoMode", "ToolDefinition", "ToolFormat", "ToolPermissions",
+    "ToolTest", "WorkflowStepDefinition",
 ]

@@ -71,6 +71,9 @@ class EvaluatorResult(BaseModel):
     score: float
     skipped: bool = False
     evidence: str = ""
+    # Structured facts behind the verdict, keyed as the public package keys them (`recalled`, `matched`, ...).
+    # Read through the programmatic API (`EvaluationResult.details`); not written to the JSONL records.
+    details: dict[str, Any] = Field(default_factory=dict, exclude=True)
 
 
 class Evaluator(BaseModel):
@@ -111,13 +114,15 @@ class Evaluator(BaseModel):
         raise NotImplementedError
 
     # helpers for subclasses
-    def result(self, passed: bool, evidence: str, score: float | None = None) -> EvaluatorResult:
+    def result(self, passed: bool, evidence: str, score: float | None = None,
+               details: dict[str, Any] | None = None) -> EvaluatorResult:
         return EvaluatorResult(
             evaluator_kind=self.kind,
             name=self.label,
             passed=passed,
             score=(1.0 if passed else 0.0) if score is None else score,
             evidence=evidence,
+            details=details or {},
         )
 
     def skip(self, why: str) -> EvaluatorResult:

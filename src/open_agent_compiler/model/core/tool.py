@@ -1,5 +1,6 @@
 """Tool definitions: what a tool is, how an agent may invoke it, and how it is mocked and tested."""
 
+import os
 from pathlib import PurePath
 from typing import Any, Literal
 
@@ -65,6 +66,10 @@ class ScriptDefinition(Frozen):
             raise ValueError(
                 f"script {self.target_file_path!r} needs script_contents or source_file_path"
             )
+        source = self.source_file_path
+        if self.script_contents is None and source is not None and os.path.isabs(source) and not os.path.exists(source):
+            # An absolute path does not depend on the source root: a missing one is wrong wherever it compiles.
+            raise ValueError(f"script {self.target_file_path!r}: source file {source!r} does not exist")
         suffix = PurePath(self.target_file_path).suffix.lower()
         implied = _TYPE_OF_SUFFIX.get(suffix)
         if self.source_file_type is None and implied is not None:

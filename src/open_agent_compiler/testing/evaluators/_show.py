@@ -4,6 +4,8 @@ import json
 from typing import Any
 
 EVIDENCE_LIMIT = 200
+# The skip reason of text checks with no output; 1.16.5 searches str(None) instead (a deliberate difference).
+NO_TARGET = "no target to search (1.16.5 would search the text 'None')"
 
 
 def truncate(text: str, limit: int = EVIDENCE_LIMIT) -> str:

@@ -28,5 +28,5 @@ class EqualsEvaluator(Evaluator):
         return value
 
     def evaluate(self, context: EvaluationContext) -> EvaluatorResult:
-        passed, evidence = compare_at(context.target, self.field, self.expected)
-        return self.result(passed, evidence)
+        passed, evidence, details = compare_at(context.target, self.field, self.expected)
+        return self.result(passed, evidence, details=details)

@@ -6,7 +6,7 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from open_agent_compiler.model.core.evaluator import EvaluationContext, Evaluator, EvaluatorResult, FactSpec
-from open_agent_compiler.testing.evaluators._show import search_text, show, truncate
+from open_agent_compiler.testing.evaluators._show import NO_TARGET, search_text, show, truncate
 
 _TOLERANCE = 1e-9
 
@@ -43,16 +43,21 @@ class FactRecallEvaluator(Evaluator):
 
     def evaluate(self, context: EvaluationContext) -> EvaluatorResult:
         if context.target is None:
-            return self.skip("no target to search")
+            return self.skip(NO_TARGET)
         raw = search_text(context.target)
         folded = raw.casefold()
 
         def found(word: str, case_sensitive: bool) -> bool:
             return word in raw if case_sensitive else word.casefold() in folded
 
-        specs = self.specs()
-        recalled = [fact.any_of[0] for fact in specs if any(found(a, fact.case_sensitive) for a in fact.any_of)]
-        missing = [fact.any_of[0] for fact in specs if not any(found(a, fact.case_sensitive) for a in fact.any_of)]
+        recalled: list[str] = []  # the spelling that was found
+        missing: list[str] = []  # the first spelling of a fact not found
+        for fact in self.specs():
+            spelling = next((a for a in fact.any_of if found(a, fact.case_sensitive)), None)
+            if spelling is None:
+                missing.append(fact.any_of[0])
+            else:
+                recalled.append(spelling)
         strict = self.forbidden_case_sensitive or self.case_sensitive
         hits = [word for word in self.forbidden if found(word, strict)]
         recall = len(recalled) / len(self.facts) if self.facts else 1.0
@@ -63,4 +68,5 @@ class FactRecallEvaluator(Evaluator):
             parts.append(f"missing: {truncate(', '.join(show(fact, 60) for fact in missing))}")
         if hits:
             parts.append(f"forbidden present (score zeroed): {truncate(', '.join(show(word, 60) for word in hits))}")
-        return self.result(passed, "; ".join(parts), score=score)
+        details: dict[str, list[str]] = {"fabricated": hits} if hits else {"recalled": recalled, "missing": missing}
+        return self.result(passed, "; ".join(parts), score=score, details=details if hits or self.facts else {})

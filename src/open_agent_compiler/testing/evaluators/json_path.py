@@ -23,5 +23,5 @@ class JsonPathEvaluator(Evaluator):
         return value
 
     def evaluate(self, context: EvaluationContext) -> EvaluatorResult:
-        passed, evidence = compare_at(context.target, self.path, self.expected)
-        return self.result(passed, evidence)
+        passed, evidence, details = compare_at(context.target, self.path, self.expected)
+        return self.result(passed, evidence, details=details)

@@ -47,7 +47,9 @@ class LLMJudgeEvaluator(Evaluator):
             evidence += f", judge says {'pass' if passed else 'fail'}"
         if reasoning:
             evidence += f": {truncate(reasoning)}"
-        return self.result(passed, evidence, score=score)
+        response = dict(verdict) if isinstance(verdict, Mapping) else {"score": raw, "reasoning": reasoning}
+        details = {"criteria": self.criteria, "pass_threshold": self.pass_threshold, "judge_response": response}
+        return self.result(passed, evidence, score=score, details=details)
 
     def _model_kwarg(self, context: EvaluationContext) -> dict[str, Any]:
         if self.judge_model is None:

@@ -6,7 +6,7 @@ from typing import Any, Literal
 from pydantic import Field, field_validator, model_validator
 
 from open_agent_compiler.model.core.evaluator import EvaluationContext, Evaluator, EvaluatorResult
-from open_agent_compiler.testing.evaluators._show import search_text, show
+from open_agent_compiler.testing.evaluators._show import NO_TARGET, search_text, show
 
 RegexFlag = Literal["IGNORECASE", "MULTILINE", "DOTALL", "VERBOSE", "ASCII"]
 
@@ -48,9 +48,11 @@ class RegexEvaluator(Evaluator):
 
     def evaluate(self, context: EvaluationContext) -> EvaluatorResult:
         if context.target is None:
-            return self.skip("no target to search")
+            return self.skip(NO_TARGET)
         text = search_text(context.target)
         match = self.compiled().search(text)
         if match is None:
-            return self.result(False, f"pattern {show(self.pattern)} has no match in {show(text)}")
-        return self.result(True, f"pattern {show(self.pattern)} matched {show(match.group(0))} at {match.start()}")
+            return self.result(False, f"pattern {show(self.pattern)} has no match in {show(text)}",
+                               details={"match_span": None})
+        return self.result(True, f"pattern {show(self.pattern)} matched {show(match.group(0))} at {match.start()}",
+                           details={"match_span": match.span()})

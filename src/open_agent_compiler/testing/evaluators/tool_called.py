@@ -38,4 +38,4 @@ class ToolCalledEvaluator(Evaluator):
             f"expected ≥{self.min_count} call(s) to {self.tool_name!r}{args}; found {len(matching)} matching "
             f"of {len(named)} call(s) to it; trajectory: {trajectory_names(context.trajectory)}"
         )
-        return self.result(passed, evidence)
+        return self.result(passed, evidence, details={"match_count": len(matching), "min_count": self.min_count})

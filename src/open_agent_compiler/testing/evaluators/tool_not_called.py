@@ -22,4 +22,4 @@ class ToolNotCalledEvaluator(Evaluator):
             f"expected no call to {self.tool_name!r}; found {count}; "
             f"trajectory: {trajectory_names(context.trajectory)}"
         )
-        return self.result(count == 0, evidence)
+        return self.result(count == 0, evidence, details={"match_count": count})

@@ -1,0 +1,43 @@
+"""Where ours deliberately differs from 1.16.5, the user is told so where they look (evidence, skip reason, the
+error line), and docs/compatibility.md's table lists it."""
+
+from pathlib import Path
+
+from open_agent_compiler.testing.evaluation import (
+    FactRecallEvaluator,
+    PermissionAbsentEvaluator,
+    PermissionPresentEvaluator,
+    RegexEvaluator,
+    RunContext,
+    SubstringEvaluator,
+    evaluate,
+)
+from open_agent_compiler.model.core.test_model import FactSpec
+
+TABLE = (Path(__file__).resolve().parents[2] / "docs" / "compatibility.md").read_text().split(
+    "## Deliberate differences", 1)[1]
+
+
+def test_each_evaluator_difference_is_said_at_run_time() -> None:
+    block = RunContext(permissions={"bash": {"*": "allow", "ls *": "ask", "rm *": "deny"}})
+    asked = evaluate(PermissionAbsentEvaluator(permission_key="bash", bash_pattern="ls *"), block)
+    assert not asked.passed and "ask counts as present here; 1.16.5 counts only allow" in asked.evidence
+    fallback = evaluate(PermissionPresentEvaluator(permission_key="bash", bash_pattern="git log"), block)
+    assert fallback.passed and "1.16.5 would look the exact pattern up only" in fallback.evidence
+    denied = RunContext(permissions={"bash": {"*": "deny"}})
+    no_bash = evaluate(PermissionPresentEvaluator(permission_key="bash"), denied)
+    assert not no_bash.passed and "1.16.5 counts any bash block as present" in no_bash.evidence
+    for evaluator in (SubstringEvaluator(needle="None"), RegexEvaluator(pattern="None"),
+                      FactRecallEvaluator(facts=(FactSpec(any_of=("None",)),))):
+        skipped = evaluate(evaluator, RunContext(output=None))
+        assert skipped.skipped and "1.16.5 would search the text 'None'" in skipped.skip_reason
+
+
+def test_the_table_lists_the_differences_of_this_round() -> None:
+    for phrase in ("`permission_absent` counts `ask` as present", "every rule denies grants no bash",
+                   "A `permission_key` other than `bash` next to a `bash_pattern`",
+                   "selects no test out of a config that has tests is exit 2",
+                   "A `callable` mock receives a model built from the input",
+                   "`UsageError` (bad `CompileScript` arguments) and `FactoryError`",
+                   "the skip reason says so"):
+        assert phrase in TABLE, phrase
