@@ -77,3 +77,15 @@ def anchor_venv() -> Path:
         if not _installed(venv):
             unavailable(f"the installed package does not report version {VERSION}")
     return venv
+
+
+def anchor_python() -> Path:
+    """The public package's interpreter: `$OAC_ANCHOR_PYTHON` when set (it must hold 1.16.5), else the venv."""
+    given = os.environ.get("OAC_ANCHOR_PYTHON")
+    if not given:
+        return anchor_venv() / "bin/python"
+    version = "import importlib.metadata as m; print(m.version('open-agent-compiler'))"
+    probe = subprocess.run([given, "-c", version], capture_output=True, text=True, timeout=60)
+    if probe.returncode != 0 or probe.stdout.strip() != VERSION:
+        unavailable(f"$OAC_ANCHOR_PYTHON ({given}) does not hold open-agent-compiler {VERSION}")
+    return Path(given)

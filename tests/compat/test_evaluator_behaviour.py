@@ -14,7 +14,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 
 import evaluator_cases  # noqa: E402
-from anchor_env import anchor_python  # noqa: E402
+from _anchor import anchor_python  # noqa: E402
 
 DIFFERENT: dict[str, str] = {
     "absent-ask": "`ask` lets the agent run the command once the user approves: permission_absent counts it as"

@@ -118,8 +118,6 @@ def test_the_variant_build_script_writes_the_same_agents(tmp_path: Path, public_
                              "primary-fast": "anthropic/claude-haiku-4-5"}
 
 
-@pytest.mark.xfail(reason="a config without tests exits 0 with a zero summary only with the compat-api branch's "
-                          "exit-code change (issue 16); remove this marker once both are merged", strict=False)
 def test_a_config_without_tests_gives_the_same_summary_and_exit_code(tmp_path: Path, public_oac: Path) -> None:
     theirs, ours = run_both(public_oac, tmp_path, "test", "greeter:registry", "--config", "default")
     assert (last_line(theirs), theirs.returncode) == (
