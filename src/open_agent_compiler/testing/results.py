@@ -34,6 +34,7 @@ class TestOutcome(BaseModel):
     skip_reason: str | None = None
     duration_s: float = 0.0
     mock_source: str | None = None
+    turns: tuple[tuple[str, ...], ...] = ()  # agent tests: the tool names each turn called, in order
 
     @property
     def passed(self) -> bool:
@@ -74,6 +75,7 @@ class TestRecord(BaseModel):
     evidence: list[dict[str, Any]]
     skip_reason: str | None = None
     invoker: str | None = None  # agent tests: who ran it (see testing.invokers)
+    turns: list[list[str]] | None = None  # agent tests: the tool names each turn called (for `oac report`)
 
 
 class ResultsLog:
@@ -136,3 +138,23 @@ def read_records(path: Path, warn: Any = None) -> Iterator[dict[str, Any]]:
                 say(f"oac: warning: {path}:{number}: skipping a line that is not a JSON object")
                 continue
             yield value
+
+
+def read_all_records(path: Path, warn: Any = None) -> list[dict[str, Any]]:
+    """Every record of `path` as `read_records` yields them, decoded in one `json.loads` when the whole log is
+    sound (a long history reads several times faster); any bad line sends it back through `read_records`, which
+    warns per line."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return []
+    except OSError as exc:
+        raise ResultsError(f"cannot read results file {path}: {exc.strerror}") from None
+    lines = [line for line in data.splitlines() if line.strip()]
+    try:
+        values = json.loads(b"[" + b",".join(lines) + b"]")
+    except ValueError:
+        values = None
+    if values is None or any(value.__class__ is not dict for value in values):
+        return list(read_records(path, warn))
+    return values
