@@ -9,6 +9,7 @@ What the records can and cannot tell (they are written only for tests that ran):
 - *flaky*: the same test passed and failed under the same key (`composite_hash`): nothing it reads changed.
 """
 
+import json
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -17,10 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from open_agent_compiler.errors import OacError
-from open_agent_compiler.testing.results import read_all_records
+from open_agent_compiler.testing.results import SlimRecord, scan_records
 
 STATUSES = ("pass", "fail", "skipped", "not_runnable")
-_STATUS_SET = frozenset(STATUSES)
 _RELATIVE = re.compile(r"^(\d+)([dhm])$")
 
 
@@ -68,7 +68,6 @@ class Run:
     duration_s: float = 0.0
     skipped_green: int = 0  # tests green before this run and not recorded in it (see the module docstring)
     saved_s: float = 0.0  # the last green durations of those tests
-    last_record: dict[str, Any] | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {"run_id": self.run_id, "started": self.started, "finished": self.finished, "counts": self.counts,
@@ -131,28 +130,23 @@ class History:
         return sum(run.saved_s for run in self.runs)
 
 
-def _number(value: Any) -> float:
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0.0
-
-
-def build_history(path: Path, records: Iterable[dict[str, Any]], since: datetime | None = None) -> History:
-    """One pass over the records in log order (50,000 lines: a fraction of a second; kept lean on purpose)."""
+def build_history(path: Path, records: Iterable[SlimRecord], since: datetime | None = None) -> History:
+    """One pass over the records in log order (see `scan_records`); only each test's latest record and latest
+    failure are decoded in full, at the end. Kept lean on purpose: 50,000 lines in a fraction of a second."""
     history = History(path=path)
-    runs: dict[str, Run] = {}
-    tests = history.tests
-    green: dict[str, float] = {}  # test id -> last green duration, as of the run being read
-    seen_in_run: set[str] = set()  # tests of the current run so far
-    seen_by_run: dict[str, set[str]] = {}
+    runs: dict[bytes, Run] = {}
+    tests: dict[bytes, TestHistory] = {}  # by the id's UTF-8 bytes (decoded once, below)
+    green: dict[bytes, float] = {}  # test id -> last green duration, as of the run being read
+    seen_in_run: set[bytes] = set()  # tests of the current run so far
+    seen_by_run: dict[bytes, set[bytes]] = {}
     current: Run | None = None
-    current_id: Any = None
+    current_id: bytes | None = None
+    last_raw: dict[bytes, bytes] = {}
+    failure_raw: dict[bytes, bytes] = {}
 
-
-    for record in records:
-        test_id, run_id = record.get("test_id"), record.get("run_id")
-        if test_id.__class__ is not str or run_id.__class__ is not str:
-            continue
+    for stamp, run_id, test_id, status, duration, key, raw in records:
         if since is not None:
-            moment = _moment(record.get("timestamp"))
+            moment = _moment(stamp.decode("utf-8", "replace"))
             if moment is None or moment < since:
                 continue
         history.records += 1
@@ -160,10 +154,9 @@ def build_history(path: Path, records: Iterable[dict[str, Any]], since: datetime
             run = runs.get(run_id)
             if run is None:
                 seen_by_run[run_id] = set()
-                run = runs[run_id] = Run(run_id=run_id, index=len(history.runs))
+                run = runs[run_id] = Run(run_id=_text(run_id), index=len(history.runs), started=_text(stamp))
                 # every test green when the run starts counts as skipped until the run records it
                 run.skipped_green, run.saved_s = len(green), sum(green.values())
-                run.started = str(record.get("timestamp", ""))
                 history.runs.append(run)
             seen_in_run = seen_by_run[run_id]
             current, current_id = run, run_id  # runs interleaved in the log (parallel `oac test`s): where it is
@@ -174,39 +167,37 @@ def build_history(path: Path, records: Iterable[dict[str, Any]], since: datetime
             if was_green is not None:
                 current.skipped_green -= 1
                 current.saved_s -= was_green
-        status = record.get("status")
-        if status not in _STATUS_SET:
-            status = "pass" if record.get("passed") else "fail"
-        duration = record.get("duration_s")
-        if duration.__class__ is not float:
-            duration = _number(duration)
         current.counts[status] += 1
         current.duration_s += duration
-        current.last_record = record
+        current.finished = stamp  # type: ignore[assignment]  (decoded below)
         test = tests.get(test_id)
         if test is None:
-            test = tests[test_id] = TestHistory(test_id=test_id)
+            test = tests[test_id] = TestHistory(test_id="")
         test.points.append((current.index, status, duration))
-        key = record.get("composite_hash")
-        if key.__class__ is str:
+        if key is not None:
             seen = test.keys.get(key)
             if seen is None:
                 test.keys[key] = {status}
             else:
                 seen.add(status)
-        test.last = record
+        last_raw[test_id] = raw
         if status == "pass":
             test.last_green_s = green[test_id] = duration
         else:
             green.pop(test_id, None)
             if status == "fail":
-                test.last_failure = record
+                failure_raw[test_id] = raw
     for run in history.runs:
         run.saved_s = max(0.0, run.saved_s)  # float rounding of the subtractions
-        run.finished = str(run.last_record.get("timestamp", "")) if run.last_record else run.started
-        run.last_record = None
-    for test in tests.values():
-        last = test.last
+        run.finished = _text(run.finished)  # type: ignore[arg-type]
+    for test_id, test in tests.items():
+        test.test_id = _text(test_id)
+        history.tests[test.test_id] = test
+        if test.keys:
+            test.keys = {_text(key): seen for key, seen in test.keys.items()}  # type: ignore[arg-type]
+        last = test.last = _decoded(last_raw[test_id])
+        if test_id in failure_raw:
+            test.last_failure = last if failure_raw[test_id] is last_raw[test_id] else _decoded(failure_raw[test_id])
         test.name = str(last.get("test_name", test.test_id))
         test.kind = str(last.get("test_kind", ""))
         test.target = str(last.get("target_name", ""))
@@ -214,12 +205,21 @@ def build_history(path: Path, records: Iterable[dict[str, Any]], since: datetime
     return history
 
 
+def _text(raw: bytes) -> str:
+    return raw.decode("utf-8", "surrogatepass")
+
+
+def _decoded(raw: bytes) -> dict[str, Any]:
+    value = json.loads(raw)  # scan_records read this line: it is one JSON object
+    return value if isinstance(value, dict) else {}
+
+
 def load_history(path: Path, since: datetime | None = None, warn: Callable[[str], None] | None = None) -> History:
     """The history of `path`; a corrupt line (a crashed writer's torn line) is skipped with a warning naming
     file:line, as every reader of the log does."""
     if not path.exists():
         raise OacError(f"no results file at {path}: run `oac test` first, or pass --results")
-    return build_history(path, read_all_records(path, warn), since)
+    return build_history(path, scan_records(path, warn), since)
 
 
 def summary(history: History, top: int = 10) -> dict[str, Any]:

@@ -3,6 +3,7 @@
 import fcntl
 import json
 import os
+import re
 import sys
 from collections.abc import Iterator
 from datetime import datetime
@@ -140,21 +141,70 @@ def read_records(path: Path, warn: Any = None) -> Iterator[dict[str, Any]]:
             yield value
 
 
-def read_all_records(path: Path, warn: Any = None) -> list[dict[str, Any]]:
-    """Every record of `path` as `read_records` yields them, decoded in one `json.loads` when the whole log is
-    sound (a long history reads several times faster); any bad line sends it back through `read_records`, which
-    warns per line."""
+
+# A record as `ResultsLog` writes it (pydantic's field order, no spaces): the fields a history summary needs,
+# read without decoding the rest of the line. Inside a JSON string a quote is always escaped, so `,"status":"`
+# can only be the key itself. A line this does not match (another writer, an escape in a captured string) is
+# decoded with json instead: same result, slower.
+_SLIM = re.compile(
+    rb'^\{"timestamp":"([^"\\]*)","run_id":"([^"\\]*)","test_id":"([^"\\]*)",.*?,"status":"([a-z_]+)",'
+    rb'.*?,"duration_s":(-?[0-9.eE+-]+),.*?,"composite_hash":(?:"([^"\\]*)"|null),"evidence":'
+)
+# timestamp, run id, test id, status, duration, key, the raw line: texts as UTF-8 bytes (decoded by the reader
+# only where it shows them: 50,000 lines are read several times faster than by json.loads)
+SlimRecord = tuple[bytes, bytes, bytes, str, float, bytes | None, bytes]
+_STATUS_OF = {b"pass": "pass", b"fail": "fail", b"skipped": "skipped", b"not_runnable": "not_runnable"}
+
+
+def _slim_from_json(value: dict[str, Any], raw: bytes) -> SlimRecord | None:
+    test_id, run_id = value.get("test_id"), value.get("run_id")
+    if not isinstance(test_id, str) or not isinstance(run_id, str):
+        return None
+    status = value.get("status")
+    if status not in ("pass", "fail", "skipped", "not_runnable"):
+        status = "pass" if value.get("passed") else "fail"
+    duration = value.get("duration_s")
+    duration = float(duration) if isinstance(duration, (int, float)) and not isinstance(duration, bool) else 0.0
+    key = value.get("composite_hash")
+
+    def utf8(text: str) -> bytes:
+        return text.encode("utf-8", "surrogatepass")
+
+    return (utf8(str(value.get("timestamp", ""))), utf8(run_id), utf8(test_id), status, duration,
+            utf8(key) if isinstance(key, str) else None, raw)
+
+
+def scan_records(path: Path, warn: Any = None) -> Iterator[SlimRecord]:
+    """The summary fields of each record of `path`, with the raw line (`json.loads` it for the rest); a corrupt
+    line is skipped with the same warning `read_records` gives."""
+    say = warn or (lambda message: print(message, file=sys.stderr))
     try:
-        data = path.read_bytes()
+        handle = open(path, "rb")
     except FileNotFoundError:
-        return []
+        return
     except OSError as exc:
         raise ResultsError(f"cannot read results file {path}: {exc.strerror}") from None
-    lines = [line for line in data.splitlines() if line.strip()]
-    try:
-        values = json.loads(b"[" + b",".join(lines) + b"]")
-    except ValueError:
-        values = None
-    if values is None or any(value.__class__ is not dict for value in values):
-        return list(read_records(path, warn))
-    return values
+    match = _SLIM.match
+    with handle:
+        for number, raw in enumerate(handle, start=1):
+            found = match(raw)
+            if found is not None:
+                stamp, run_id, test_id, status, duration, key = found.groups()
+                try:
+                    yield stamp, run_id, test_id, _STATUS_OF[status], float(duration), key, raw
+                    continue
+                except (KeyError, ValueError):
+                    pass  # an unknown status or an odd number: json decides below
+            if not raw.strip():
+                continue
+            try:
+                value = json.loads(raw)
+            except ValueError:
+                say(f"oac: warning: {path}:{number}: skipping a corrupt line")
+                continue
+            if not isinstance(value, dict):
+                say(f"oac: warning: {path}:{number}: skipping a line that is not a JSON object")
+                continue
+            slim = _slim_from_json(value, raw)
+            if slim is not None:
+                yield slim
