@@ -47,6 +47,7 @@ def generated(path: Path, lines: int, tests: int = 5000) -> Path:
         out.append(record(run, test, status, 0.01 + (number % 13) * 0.07, key=key, minutes=index % per_run // 60,
                           evidence=failing_evidence(f"expected 'ABC', got 'abc' (run {run})") if status == "fail"
                           else None))
+    path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("w") as handle:
         for item in out:
             handle.write(json.dumps(item, separators=(",", ":")) + "\n")

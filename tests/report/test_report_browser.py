@@ -121,3 +121,31 @@ def test_report_in_headless_chromium(tmp_path: Path) -> None:
     finally:
         browser.close()
     assert _leftovers(browser.profile) == []  # the browser and all its helper processes are gone
+
+
+def test_report_of_a_50000_line_history_renders_and_filters(tmp_path: Path) -> None:
+    from history_data import generated
+
+    binary = chromium()
+    generated(tmp_path / ".oac" / "test_results.jsonl", 50_000)
+    done = subprocess.run([OAC, "report"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    page = tmp_path / ".oac" / "report.html"
+    assert page.stat().st_size < 3 * 1024 * 1024  # 50,000 records, 5,000 tests: about 1.4 MB
+    browser = Browser(binary, timeout=120)
+    try:
+        browser.open_page()
+        browser.navigate(page.as_uri())
+        shown = "document.getElementById('shown').textContent"
+        assert browser.evaluate(shown) == "showing 500 of 5000 matching tests: narrow the filter"
+        assert browser.evaluate("document.querySelectorAll('#tests tbody tr.test').length") == 500
+        browser.type_into("#filter", "t4999")
+        assert browser.evaluate(shown) == "1 of 5000 tests"
+        browser.evaluate("document.getElementById('onlyflaky').click()")
+        browser.evaluate("var f=document.getElementById('filter');f.value='';f.dispatchEvent(new Event('input'))")
+        flaky = browser.evaluate(shown)
+        assert flaky.endswith(" of 5000 tests") and 0 < int(flaky.split()[0]) < 100
+        assert browser.console_errors() == []
+    finally:
+        browser.close()
+    assert _leftovers(browser.profile) == []

@@ -184,10 +184,9 @@ th{text-align:left;background:#f4f6f9;position:sticky;top:0}
     }
     return tr;
   }
-  var body = document.querySelector("#tests tbody"), rows = [];
-  D.tests.forEach(function (t) {
+  var body = document.querySelector("#tests tbody");
+  function buildRow(t) {  // built when first shown: a 5,000-test history draws only the rows on screen
     var tr = el("tr", null, "test"); tr.dataset.status = t.status;
-    tr.dataset.text = (t.name + " " + t.id + " " + t.kind + " " + t.invoker + " " + t.target).toLowerCase();
     var st = el("td"); st.appendChild(badge(t.status)); tr.appendChild(st);
     var nm = el("td"), a = el("span", t.name, "name"); nm.appendChild(a);
     if (t.flaky) nm.appendChild(el("span", "flaky", "flaky"));
@@ -195,13 +194,15 @@ th{text-align:left;background:#f4f6f9;position:sticky;top:0}
     var hs = el("td"); hs.appendChild(strip(t)); tr.appendChild(hs);
     var tdT = el("td"); tdT.appendChild(trend(t)); tr.appendChild(tdT);
     tr.appendChild(el("td", secs(t.d), "num"));
-    rows.push({t: t, tr: tr, detail: null});
-  });
-  rows.forEach(function (row) {
-    row.tr.querySelector(".name").addEventListener("click", function () {
-      if (!row.detail) { row.detail = detail(row.t); row.tr.after(row.detail); }
-      row.detail.classList.toggle("hidden");
+    var entry = {tr: tr, detail: null};
+    a.addEventListener("click", function () {
+      if (!entry.detail) { entry.detail = detail(t); tr.after(entry.detail); }
+      entry.detail.classList.toggle("hidden");
     });
+    return entry;
+  }
+  var rows = D.tests.map(function (t) {
+    return {t: t, text: (t.name + " " + t.id + " " + t.kind + " " + t.invoker + " " + t.target).toLowerCase(), built: null};
   });
   var wanted = {}, filters = document.getElementById("statusfilters");
   D.statuses.forEach(function (s) {
@@ -214,11 +215,12 @@ th{text-align:left;background:#f4f6f9;position:sticky;top:0}
     var q = box.value.trim().toLowerCase(), matched = 0, frag = document.createDocumentFragment();
     while (body.firstChild) body.removeChild(body.firstChild);
     rows.forEach(function (row) {
-      var ok = wanted[row.t.status] !== false && (!onlyFlaky.checked || row.t.flaky) && (!q || row.tr.dataset.text.indexOf(q) >= 0);
+      var ok = wanted[row.t.status] !== false && (!onlyFlaky.checked || row.t.flaky) && (!q || row.text.indexOf(q) >= 0);
       if (!ok) return;
       matched++;
       if (matched > LIMIT) return;
-      frag.appendChild(row.tr); if (row.detail) frag.appendChild(row.detail);
+      if (!row.built) row.built = buildRow(row.t);
+      frag.appendChild(row.built.tr); if (row.built.detail) frag.appendChild(row.built.detail);
     });
     body.appendChild(frag);
     document.getElementById("shown").textContent = matched > LIMIT ? "showing " + LIMIT + " of " + matched + " matching tests: narrow the filter" : matched + " of " + rows.length + " tests";
