@@ -42,3 +42,13 @@ def test_corrupt_and_foreign_lines_warn_with_file_and_line(tmp_path: Path) -> No
     assert len(list(scan_records(path, warn=warnings.append))) == 2
     assert warnings == [f"oac: warning: {path}:2: skipping a corrupt line",
                         f"oac: warning: {path}:3: skipping a line that is not a JSON object"]
+
+
+def test_our_writers_records_take_the_fast_path() -> None:
+    """A field added to TestRecord before `evidence` must be added to `_SLIM` too, or every line goes through
+    json (several times slower on a long history)."""
+    from open_agent_compiler.testing.results import _SLIM
+
+    for status in ("pass", "fail", "skipped", "not_runnable"):
+        record = _record("agent:tool:x", "0123abcd", status, 0.25, "f" * 32, "ok")
+        assert _SLIM.match(record.model_dump_json().encode()), status
