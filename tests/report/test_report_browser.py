@@ -149,3 +149,13 @@ def test_report_of_a_50000_line_history_renders_and_filters(tmp_path: Path) -> N
     finally:
         browser.close()
     assert _leftovers(browser.profile) == []
+
+
+def test_without_chromium_the_test_skips_with_the_reason_and_fails_under_ci(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", "/nonexistent")
+    monkeypatch.delenv("CI", raising=False)
+    with pytest.raises(pytest.skip.Exception, match="Chromium is not installed"):
+        chromium()
+    monkeypatch.setenv("CI", "1")
+    with pytest.raises(pytest.fail.Exception, match="CI is set and Chromium is not installed"):
+        chromium()

@@ -98,3 +98,9 @@ def test_results_table_of_pyproject_is_used(history: Path, tmp_path: Path) -> No
     done = oac(tmp_path / "sub", "results", "--format", "json")
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["records"] == 9
+
+
+def test_an_empty_period_says_so(history: Path) -> None:
+    done = oac(history.parent.parent, "results", "--since", "2030-01-01")
+    assert done.returncode == 0
+    assert done.stdout.splitlines()[-1] == "no test records since 2030-01-01"

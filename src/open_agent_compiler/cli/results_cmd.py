@@ -46,11 +46,11 @@ def _one_line(text: Any, width: int = 160) -> str:
     return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
-def text_lines(history: History, top: int) -> list[str]:
+def text_lines(history: History, top: int, since: str | None = None) -> list[str]:
     last = history.last_run
     lines = [f"oac results: {history.path}: {history.records} records, {len(history.runs)} runs"]
     if last is None:
-        return lines + ["no test records" + (" in that period" if history.path.exists() else "")]
+        return lines + [f"no test records since {since}" if since else "no test records"]
     counts = " ".join(f"{status}={count}" for status, count in last.counts.items())
     lines.append(f"last run {last.run_id} ({last.finished}): {counts}; skipped green={last.skipped_green} "
                  f"(saved {_seconds(last.saved_s)})")
@@ -92,4 +92,4 @@ def results(ctx: click.Context, results: Path | None, since: str | None, format_
     if format_ == "json":
         click.echo(json.dumps(summary(history, top), indent=2, ensure_ascii=False))
     else:
-        click.echo("\n".join(text_lines(history, top)))
+        click.echo("\n".join(text_lines(history, top, since)))
