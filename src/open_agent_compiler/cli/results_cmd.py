@@ -7,6 +7,7 @@ from typing import Any
 import click
 
 from open_agent_compiler.cli.errors import one_line_errors
+from open_agent_compiler.tasks.gc_tuning import fewer_collections
 from open_agent_compiler.tasks.settings import STATE_DIR, find_project
 from open_agent_compiler.testing.history import History, first_failure, load_history, parse_since, summary
 
@@ -28,9 +29,12 @@ def results_path(given: Path | None) -> Path:
 
 
 def read_history(results: Path | None, since: str | None) -> History:
+    """The history, read with the collector's thresholds of a test run: a long history allocates hundreds of
+    thousands of small acyclic objects (the process ends right after, so the defaults are not restored)."""
     path = results_path(results)
-    return load_history(path, parse_since(since) if since else None,
-                        warn=lambda message: click.echo(message, err=True))
+    with fewer_collections(restore=False):
+        return load_history(path, parse_since(since) if since else None,
+                            warn=lambda message: click.echo(message, err=True))
 
 
 def _seconds(value: float) -> str:

@@ -11,6 +11,7 @@ What the records can and cannot tell (they are written only for tests that ran):
 
 import json
 import re
+from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -132,76 +133,73 @@ class History:
 
 def build_history(path: Path, records: Iterable[SlimRecord], since: datetime | None = None) -> History:
     """One pass over the records in log order (see `scan_records`); only each test's latest record and latest
-    failure are decoded in full, at the end. Kept lean on purpose: 50,000 lines in a fraction of a second."""
+    failure are decoded in full, at the end. Kept lean on purpose (locals, one set for the flaky check): 50,000
+    lines in a fraction of a second."""
     history = History(path=path)
+    if since is not None:
+        records = (r for r in records if (moment := _moment(r[0].decode("utf-8", "replace"))) and moment >= since)
     runs: dict[bytes, Run] = {}
-    tests: dict[bytes, TestHistory] = {}  # by the id's UTF-8 bytes (decoded once, below)
-    green: dict[bytes, float] = {}  # test id -> last green duration, as of the run being read
-    seen_in_run: set[bytes] = set()  # tests of the current run so far
+    green: dict[bytes, float] = {}  # test id -> last green duration, as of the record being read
     seen_by_run: dict[bytes, set[bytes]] = {}
-    current: Run | None = None
-    current_id: bytes | None = None
+    points: defaultdict[bytes, list[tuple[int, str, float]]] = defaultdict(list)
+    outcomes: set[tuple[bytes, bytes, str]] = set()  # (test id, key, status): flaky = pass and fail under one key
     last_raw: dict[bytes, bytes] = {}
     failure_raw: dict[bytes, bytes] = {}
+    run = Run(run_id="", index=-1)
+    current_id: bytes | None = None
+    seen_in_run: set[bytes] = set()
+    counts = run.counts
+    count = 0
 
     for stamp, run_id, test_id, status, duration, key, raw in records:
-        if since is not None:
-            moment = _moment(stamp.decode("utf-8", "replace"))
-            if moment is None or moment < since:
-                continue
-        history.records += 1
-        if run_id != current_id:
-            run = runs.get(run_id)
-            if run is None:
+        count += 1
+        if run_id != current_id:  # runs interleaved in the log (parallel `oac test`s) are counted where they are
+            known = runs.get(run_id)
+            if known is None:
                 seen_by_run[run_id] = set()
-                run = runs[run_id] = Run(run_id=_text(run_id), index=len(history.runs), started=_text(stamp))
+                known = runs[run_id] = Run(run_id=_text(run_id), index=len(history.runs), started=_text(stamp))
                 # every test green when the run starts counts as skipped until the run records it
-                run.skipped_green, run.saved_s = len(green), sum(green.values())
-                history.runs.append(run)
-            seen_in_run = seen_by_run[run_id]
-            current, current_id = run, run_id  # runs interleaved in the log (parallel `oac test`s): where it is
-        assert current is not None
+                known.skipped_green, known.saved_s = len(green), sum(green.values())
+                history.runs.append(known)
+            run, current_id, seen_in_run, counts = known, run_id, seen_by_run[run_id], known.counts
         if test_id not in seen_in_run:
             seen_in_run.add(test_id)
             was_green = green.get(test_id)
             if was_green is not None:
-                current.skipped_green -= 1
-                current.saved_s -= was_green
-        current.counts[status] += 1
-        current.duration_s += duration
-        current.finished = stamp  # type: ignore[assignment]  (decoded below)
-        test = tests.get(test_id)
-        if test is None:
-            test = tests[test_id] = TestHistory(test_id="")
-        test.points.append((current.index, status, duration))
+                run.skipped_green -= 1
+                run.saved_s -= was_green
+        counts[status] += 1
+        run.duration_s += duration
+        run.finished = stamp  # type: ignore[assignment]  (decoded below)
+        points[test_id].append((run.index, status, duration))
         if key is not None:
-            seen = test.keys.get(key)
-            if seen is None:
-                test.keys[key] = {status}
-            else:
-                seen.add(status)
+            outcomes.add((test_id, key, status))
         last_raw[test_id] = raw
         if status == "pass":
-            test.last_green_s = green[test_id] = duration
+            green[test_id] = duration
         else:
             green.pop(test_id, None)
             if status == "fail":
                 failure_raw[test_id] = raw
-    for run in history.runs:
-        run.saved_s = max(0.0, run.saved_s)  # float rounding of the subtractions
-        run.finished = _text(run.finished)  # type: ignore[arg-type]
-    for test_id, test in tests.items():
-        test.test_id = _text(test_id)
-        history.tests[test.test_id] = test
-        if test.keys:
-            test.keys = {_text(key): seen for key, seen in test.keys.items()}  # type: ignore[arg-type]
-        last = test.last = _decoded(last_raw[test_id])
+    history.records = count
+    for each in history.runs:
+        each.saved_s = max(0.0, each.saved_s)  # float rounding of the subtractions
+        each.finished = _text(each.finished)  # type: ignore[arg-type]
+    keys: defaultdict[bytes, dict[str, set[str]]] = defaultdict(dict)
+    for test_id, key, status in outcomes:
+        keys[test_id].setdefault(_text(key), set()).add(status)
+    for test_id, test_points in points.items():
+        last = _decoded(last_raw[test_id])
+        test = TestHistory(test_id=_text(test_id), points=test_points, keys=keys.get(test_id, {}), last=last)
         if test_id in failure_raw:
             test.last_failure = last if failure_raw[test_id] is last_raw[test_id] else _decoded(failure_raw[test_id])
+        greens = [duration for _, status, duration in test_points if status == "pass"]
+        test.last_green_s = greens[-1] if greens else None
         test.name = str(last.get("test_name", test.test_id))
         test.kind = str(last.get("test_kind", ""))
         test.target = str(last.get("target_name", ""))
         test.invoker = last.get("invoker") or None
+        history.tests[test.test_id] = test
     return history
 
 
