@@ -25,6 +25,7 @@ def type_name(annotation: Any) -> str:
     text = annotation.__name__ if isinstance(annotation, type) else str(annotation)
     text = re.sub(r"<class '([\w.]+)'>", r"\1", text)
     text = re.sub(r"\b(?:[a-z_][\w]*\.)+([A-Za-z_]\w*)", r"\1", text)  # typing.Any -> Any, a.b.Model -> Model
+    text = re.sub(r"Annotated\[(\w+), SerializeAsAny\(\)\]", r"\1", text)  # serialisation detail only
     return text.replace("NoneType", "None")
 
 
