@@ -10,6 +10,7 @@ and raw profiles live under ~/.cache/oac-bench (OAC_BENCH_CACHE), outside the re
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import platform
 import re
@@ -24,7 +25,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from generate import TESTS_PER_AGENT, Spec  # noqa: E402
-from oacbench import impls, phases, profiling, report, targets  # noqa: E402
+from oacbench import impls, phases, profiling, report, results_view, targets  # noqa: E402
 from oacbench.measure import rss_method  # noqa: E402
 from oacbench.plan import PRESETS, Plan, preset  # noqa: E402
 from oacbench.scenarios import Bench  # noqa: E402
@@ -49,6 +50,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--work", type=Path, default=impls.CACHE / "work")
     parser.add_argument("--results", type=Path, default=RESULTS)
     parser.add_argument("--keep", action="store_true", help="keep the generated projects under --work")
+    parser.add_argument("--only", choices=["results-view"],
+                        help="run only this scenario (results-view: oac results/report on a 50,000-line history)")
     return parser.parse_args(argv)
 
 
@@ -167,8 +170,22 @@ class Runner:
         self.drop(case)
 
 
+def only_results_view(args: argparse.Namespace) -> int:
+    """`--only results-view`: no anchor, no generated project; writes results/results-view-<timestamp>.json."""
+    ours = impls.find_ours(args.ours_oac)
+    impls.precompile(ours)
+    result = results_view.run(ours, args.reps or 5)
+    result["machine"] = machine()
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    args.results.mkdir(parents=True, exist_ok=True)
+    (args.results / f"results-view-{stamp}.json").write_text(json.dumps(result, indent=2) + "\n")
+    return 0 if result["target"]["ok"] else 1
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    if args.only == "results-view":
+        return only_results_view(args)
     sizes = tuple(int(s) for s in args.sizes.split(",")) if args.sizes else None
     plan = preset(args.preset, sizes=sizes, reps=args.reps, large_reps=args.large_reps)
     ours = impls.find_ours(args.ours_oac)

@@ -60,6 +60,8 @@ def test_three_turn_sequenced_monitoring_scenario_passes(example) -> None:
     assert summary(done.stdout) == SUMMARY.format(1, 1, 0, 0, 0)
     evidence = {e["name"]: e for e in project.records()[-1]["evidence"]}
     assert "check-health → page-oncall" in evidence["turn 2: expected_tool_calls"]["evidence"]
+    turns = project.records()[-1]["turns"]  # each turn's tool calls, for `oac report`
+    assert len(turns) == 3 and turns[1][-2:] == ["check-health", "page-oncall"]
 
 
 def test_green_agent_test_is_skipped_until_its_script_or_invoker_changes(example) -> None:

@@ -52,7 +52,7 @@ def build_record(plan: "TestPlan", test_id: str, outcome: TestOutcome, finished:
         dialect=plan.options.dialect if case.kind != "tool" else None, config=plan.options.config,
         agent_state_hash=parts.target, mock_set_hash=parts.mocks, composite_hash=plan.keys[test_id],
         evidence=[r.model_dump(mode="json") for r in outcome.evidence], skip_reason=outcome.skip_reason,
-        invoker=parts.invoker,
+        invoker=parts.invoker, turns=[list(calls) for calls in outcome.turns] if case.kind == "agent" else None,
     )
 
 

@@ -72,20 +72,22 @@ def run_agent_test(case: TestCase, resolved: ResolvedConfig, settings: Any, invo
     except InvokerError as exc:
         where = f"turn {index}: " if index else ""
         results.append(_check("invoker", False, f"{where}{' '.join(str(exc).split())}"))
-        return _finish(results, started)
+        return _finish(results, started, turns)
     calls = tuple(call for result in turns for call in result.trajectory)
     text = "\n".join(result.text for result in turns)
     context = EvaluationContext(target=text, trajectory=calls, judge=settings.judge)
     results += run_evaluators(test.evaluators, context)
-    return _finish(results, started)
+    return _finish(results, started, turns)
 
 
-def _finish(results: list[EvaluatorResult], started: float) -> TestOutcome:
+def _finish(results: list[EvaluatorResult], started: float, turns: list[TurnResult]) -> TestOutcome:
     duration = time.perf_counter() - started
+    calls = tuple(tuple(call.tool_name for call in turn.trajectory) for turn in turns)
     if not results:  # every turn ran and nothing was asserted: the conversation completing is the check
-        return TestOutcome(status="pass", score=1.0, duration_s=duration)
+        return TestOutcome(status="pass", score=1.0, duration_s=duration, turns=calls)
     status, score = aggregate(results)
     reason = None
     if status == "skipped":
         reason = "every evaluator skipped: " + "; ".join(f"{r.name}: {r.evidence}" for r in results)
-    return TestOutcome(status=status, score=score, evidence=tuple(results), skip_reason=reason, duration_s=duration)
+    return TestOutcome(status=status, score=score, evidence=tuple(results), skip_reason=reason, duration_s=duration,
+                       turns=calls)

@@ -1,0 +1,99 @@
+"""`oac results`: a terminal summary of the JSONL test history (the group's default); subcommands add to it."""
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+
+from open_agent_compiler.cli.errors import one_line_errors
+from open_agent_compiler.tasks.gc_tuning import fewer_collections
+from open_agent_compiler.tasks.settings import STATE_DIR, find_project
+from open_agent_compiler.testing.history import History, first_failure, load_history, parse_since, summary
+
+DEFAULT_RESULTS = Path(STATE_DIR) / "test_results.jsonl"
+
+
+def results_path(given: Path | None) -> Path:
+    """--results (relative to the current directory), else `[tool.oac] results` (relative to the project root),
+    else `.oac/test_results.jsonl` of the project."""
+    if given is not None:
+        return given
+    project = find_project(Path.cwd())
+    configured = project.values.get("results")
+    if configured is not None and not isinstance(configured, str):
+        from open_agent_compiler.errors import OacError
+
+        raise OacError(f"{project.where('results')} must be a string, not {type(configured).__name__}")
+    return project.root / (configured or DEFAULT_RESULTS)
+
+
+def read_history(results: Path | None, since: str | None) -> History:
+    """The history, read with the collector's thresholds of a test run: a long history allocates hundreds of
+    thousands of small acyclic objects (the process ends right after, so the defaults are not restored)."""
+    path = results_path(results)
+    with fewer_collections(restore=False):
+        return load_history(path, parse_since(since) if since else None,
+                            warn=lambda message: click.echo(message, err=True))
+
+
+def _seconds(value: float) -> str:
+    if value >= 3600:
+        return f"{value / 3600:.1f} h"
+    if value >= 60:
+        return f"{value / 60:.1f} min"
+    return f"{value:.2f} s"
+
+
+def _one_line(text: Any, width: int = 160) -> str:
+    flat = " ".join(str(text).split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def text_lines(history: History, top: int, since: str | None = None) -> list[str]:
+    last = history.last_run
+    lines = [f"oac results: {history.path}: {history.records} records, {len(history.runs)} runs"]
+    if last is None:
+        return lines + [f"no test records since {since}" if since else "no test records"]
+    counts = " ".join(f"{status}={count}" for status, count in last.counts.items())
+    lines.append(f"last run {last.run_id} ({last.finished}): {counts}; skipped green={last.skipped_green} "
+                 f"(saved {_seconds(last.saved_s)})")
+    failing = history.failing()
+    lines.append(f"failing ({len(failing)}):" if failing else "failing: none")
+    for test in failing:
+        lines.append(f"  - {test.test_id} [{test.last.get('timestamp', '')}]: "
+                     f"{_one_line(first_failure(test.last.get('evidence')) or test.last.get('skip_reason') or '')}")
+    flaky = history.flaky()
+    lines.append(f"flaky, passed and failed under one key ({len(flaky)}):" if flaky else "flaky: none")
+    for test in flaky:
+        statuses = "".join({"pass": ".", "fail": "F"}.get(status, "s") for _, status, _ in test.points[-20:])
+        lines.append(f"  - {test.test_id}: {statuses}")
+    slowest = history.slowest(top)
+    if slowest:
+        lines.append(f"slowest ({len(slowest)}):")
+        lines += [f"  {_seconds(test.duration_s):>9}  {test.test_id}" for test in slowest]
+    lines.append(f"time saved by skipping green tests: {_seconds(history.saved_s)} over {len(history.runs)} runs")
+    return lines
+
+
+@click.group("results", invoke_without_command=True)
+@click.option("--results", "results", type=click.Path(path_type=Path, dir_okay=False),
+              help="JSONL results file (default: [tool.oac] results, else .oac/test_results.jsonl).")
+@click.option("--since", help="Only records from then on: 7d, 12h, 30m, or an ISO date/datetime.")
+@click.option("--format", "format_", type=click.Choice(["text", "json"]), default="text", show_default=True,
+              help="text for people, json for scripts.")
+@click.option("--top", type=click.IntRange(min=1), default=10, show_default=True, help="How many slowest tests.")
+@click.pass_context
+@one_line_errors
+def results(ctx: click.Context, results: Path | None, since: str | None, format_: str, top: int) -> None:
+    """Summarise the test history: the last run, failing, flaky and slowest tests, time saved by skipping.
+
+    A corrupt line (left by a crashed writer) is skipped with a warning naming file:line.
+    """
+    if ctx.invoked_subcommand is not None:
+        return
+    history = read_history(results, since)
+    if format_ == "json":
+        click.echo(json.dumps(summary(history, top), indent=2, ensure_ascii=False))
+    else:
+        click.echo("\n".join(text_lines(history, top, since)))
