@@ -7,7 +7,6 @@ per-tool call counters and `stateful_callable` scratchpads live in it and die wi
 """
 
 import copy
-import importlib
 import importlib.machinery
 import importlib.util
 import sys
@@ -18,6 +17,7 @@ from typing import Any
 
 from open_agent_compiler.errors import OacError
 from open_agent_compiler.model.core.mock import MockProfile, MockResponse, MockState
+from open_agent_compiler.usercode import loader
 
 HANDLER_SOURCE = "handler"
 TOOL_MOCK_SOURCE = "tool.mock"
@@ -76,31 +76,14 @@ def _on_path(project_root: Path | None) -> Iterator[None]:
 
 
 def load_mock_callable(spec: str, project_root: Path | None = None) -> Callable[..., Any]:
-    """Import `module:function` (attribute may be dotted, e.g. `module:Class.method`) with `project_root` on
-    sys.path. Any problem becomes a one-line `OacError` naming the spec."""
-    module_name, attribute = _split_spec(spec)
-    importlib.invalidate_caches()  # the module file may be newer than the import system's directory caches
-    with _on_path(project_root):
-        try:
-            target: Any = importlib.import_module(module_name)
-        except ModuleNotFoundError as exc:
-            missing = exc.name or ""
-            if missing and (module_name == missing or module_name.startswith(missing + ".")):
-                raise OacError(f"mock callable {spec!r}: module {module_name!r} not found") from exc
-            raise OacError(f"mock callable {spec!r}: importing {module_name!r} failed: {_one_line(exc)}") from exc
-        except Exception as exc:
-            raise OacError(f"mock callable {spec!r}: importing {module_name!r} failed: {_one_line(exc)}") from exc
-    for part in attribute.split("."):
-        if not hasattr(target, part):
-            raise OacError(f"mock callable {spec!r}: {module_name!r} has no attribute {attribute!r}")
-        target = getattr(target, part)
+    """Import `module:function` (attribute may be dotted, e.g. `module:Class.method`) with `project_root` first
+    on sys.path, through the one loader for user code. Any problem becomes a one-line `OacError` naming the spec."""
+    _split_spec(spec)
+    target = loader.load(spec, project_root, "mock callable").target
     if not callable(target):
-        raise OacError(f"mock callable {spec!r}: {attribute!r} is a {type(target).__name__}, not callable")
+        raise OacError(f"mock callable {spec!r}: {spec.partition(':')[2]!r} is a {type(target).__name__}, "
+                       "not callable")
     return target
-
-
-def _one_line(exc: BaseException) -> str:
-    return f"{type(exc).__name__}: {exc}".replace("\r", " ").replace("\n", " ")
 
 
 class MockSession:
