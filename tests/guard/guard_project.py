@@ -1,0 +1,187 @@
+"""A project with one of each kind of user code, each importing a helper module and reading a data file.
+
+Every kind reads `<kind>_helper.N` and `data/<kind>.txt` (both "1") into what decides its test, and has a
+`# FAULT` line where a fault is planted. What each kind's test is and how `oac test` is run for it is in `KINDS`.
+"""
+
+from pathlib import Path
+
+from engine_project import Project
+
+AGENTS = '''
+from pathlib import Path
+
+from open_agent_compiler import (
+    AgentDefinition, AgentHeader, AgentRegistry, AgentTest, CompilationConfig, EqualsEvaluator,
+    LLMJudgeEvaluator, MockResponse, SubstringEvaluator, TemplateSlot, TemplateTree, ToolDefinition,
+    ToolDefinitionHeader, ToolTest,
+)
+import factory_helper
+from evals import Check
+
+
+def tool(name, test, evaluators, **kw):
+    return ToolDefinition(header=ToolDefinitionHeader(name=name, description=name), **kw,
+                          tool_tests=[ToolTest(name=test, input={}, evaluators=evaluators)])
+
+
+def registry():
+    # FAULT factory
+    prompt = Path("prompts/system.md").read_text().strip() + f" v{factory_helper.N}"
+    one = (EqualsEvaluator(field="n", expected=1),)
+    tools = [
+        tool("handled", "handler-test", one, handler_script="handlers/handled.py"),
+        tool("mocked", "mock-test", one, mock=MockResponse(kind="callable", callable_spec="mockmod:answer")),
+        tool("evaluated", "evaluator-test", (Check(),), mock=MockResponse(fixed_output={"n": 1})),
+        tool("judged", "judge-test", (LLMJudgeEvaluator(criteria="is one"),), mock=MockResponse(fixed_output={"n": 1})),
+    ]
+    agent = AgentDefinition(
+        header=AgentHeader(agent_id="primary", name="primary", description="The agent."), system_prompt=prompt,
+        extra_tools=tools,
+        agent_tests=[AgentTest(name="agent-test", prompt="hi", evaluators=(SubstringEvaluator(needle="n=1 n=1"),))])
+    reg = AgentRegistry()
+    reg.register_agent("primary", agent)
+    reg.register_template(TemplateTree(name="tpl", slots=[TemplateSlot(name="primary", default_agent_id="primary")]))
+    reg.create_compilation_config(CompilationConfig(name="prod", template_name="tpl"))
+    return reg
+'''
+
+HANDLER = '''
+from pathlib import Path
+from pydantic import BaseModel
+from open_agent_compiler import ScriptTool
+import handler_helper
+
+
+class Empty(BaseModel):
+    pass
+
+
+class N(BaseModel):
+    n: int
+
+
+class Handled(ScriptTool[Empty, N]):
+    name = "handled"
+
+    def execute(self, input):
+        # FAULT handler
+        return N(n=handler_helper.N * int(Path("data/handler.txt").read_text()))
+'''
+
+MOCK = '''
+from pathlib import Path
+import mock_helper
+
+
+def answer(payload):
+    # FAULT mock
+    return {"n": mock_helper.N * int(Path("data/mock.txt").read_text())}
+'''
+
+EVALS = '''
+from pathlib import Path
+from typing import Literal
+from open_agent_compiler.model.core.evaluator import Evaluator
+import evaluator_helper
+
+
+class Check(Evaluator):
+    kind: Literal["guard-check"] = "guard-check"
+
+    def evaluate(self, context):
+        # FAULT evaluator
+        want = evaluator_helper.N * int(Path("data/evaluator.txt").read_text())
+        return self.result(context.target["n"] == want, f"n={context.target['n']} want={want}")
+'''
+
+SCRIPT = '''
+from pathlib import Path
+from open_agent_compiler.testing.invokers.script import reply
+import script_helper
+
+
+def answer(view):
+    # FAULT script
+    return reply(f"n={script_helper.N} n={Path('data/script.txt').read_text().strip()}")
+
+
+SCRIPTS = {"agent-test": answer}
+'''
+
+JUDGE = '''
+from pathlib import Path
+import judge_helper
+
+
+class Judge:
+    def judge(self, *, criteria, target, model=None):
+        ok = judge_helper.N * int(Path("data/judge.txt").read_text()) == 1
+        return {"pass": ok, "score": 1.0 if ok else 0.0, "reasoning": "guard"}
+
+
+def make():
+    # FAULT judge
+    return Judge()
+'''
+
+INVOKER = '''
+from contextlib import contextmanager
+from pathlib import Path
+from open_agent_compiler.testing.invokers.protocol import InvokerInfo, TurnResult
+import invoker_helper
+
+
+class Echo:
+    info = InvokerInfo(name="guard", version="1")
+
+    @contextmanager
+    def session(self, agent, test, dispatcher, deadline):
+        yield self
+
+    def turn(self, index, prompt):
+        return TurnResult(text=f"n={invoker_helper.N} n={Path('data/invoker.txt').read_text().strip()}")
+
+
+def make():
+    # FAULT invoker
+    return Echo()
+'''
+
+PYPROJECT = '''
+[tool.oac]
+factory = "agents:registry"
+config = "prod"
+invoker_script = "scripts_mod:SCRIPTS"
+
+[[tool.oac.compile]]
+config = "prod"
+dialect = "opencode"
+target = "out"
+'''
+
+KINDS = ("factory", "mock", "handler", "evaluator", "script", "judge", "invoker")
+FILES = {
+    "agents.py": AGENTS, "handlers/handled.py": HANDLER, "mockmod.py": MOCK, "evals.py": EVALS,
+    "scripts_mod.py": SCRIPT, "judgemod.py": JUDGE, "invmod.py": INVOKER, "pyproject.toml": PYPROJECT,
+    "prompts/system.md": "You are the agent.\n",
+    "dodo.py": "from open_agent_compiler.tasks import DOIT_CONFIG, task_compile, task_test  # noqa: F401\n",
+    **{f"{kind}_helper.py": "N = 1\n" for kind in KINDS},
+    **{f"data/{kind}.txt": "1\n" for kind in KINDS if kind != "factory"},
+}
+# where each kind's code lives, and how `oac test` runs the test that depends on it
+MODULE = {"factory": "agents.py", "mock": "mockmod.py", "handler": "handlers/handled.py", "evaluator": "evals.py",
+          "script": "scripts_mod.py", "judge": "judgemod.py", "invoker": "invmod.py"}
+RUN = {
+    "mock": ("--filter", "mock-test"),
+    "handler": ("--filter", "handler-test"),
+    "evaluator": ("--filter", "evaluator-test"),
+    "script": ("--filter", "agent-test", "--invoker", "scripted"),
+    "judge": ("--filter", "judge-test", "--judge", "judgemod:make"),
+    "invoker": ("--filter", "agent-test", "--invoker", "invmod:make"),
+}
+DATA = {kind: f"data/{kind}.txt" for kind in KINDS if kind != "factory"} | {"factory": "prompts/system.md"}
+
+
+def guard_project(root: Path) -> Project:
+    return Project.of(root, FILES)
