@@ -8,10 +8,8 @@ per-tool call counters and `stateful_callable` scratchpads live in it and die wi
 
 import copy
 import importlib.machinery
-import importlib.util
 import sys
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -58,21 +56,6 @@ def _split_spec(spec: str) -> tuple[str, str]:
     if not module or not attribute:
         raise OacError(f"mock callable {spec!r} is not of the form 'module:function'")
     return module, attribute
-
-
-@contextmanager
-def _on_path(project_root: Path | None) -> Iterator[None]:
-    """`project_root` first on sys.path for the duration (if it was not there already)."""
-    if project_root is None or str(project_root) in sys.path:
-        yield
-        return
-    entry = str(project_root)
-    sys.path.insert(0, entry)
-    try:
-        yield
-    finally:
-        if entry in sys.path:
-            sys.path.remove(entry)
 
 
 def load_mock_callable(spec: str, project_root: Path | None = None) -> Callable[..., Any]:
@@ -189,11 +172,5 @@ def _module_files(module_name: str, project_root: Path | None) -> list[Path]:
     loaded = sys.modules.get(module_name)
     if loaded is not None and getattr(loaded, "__file__", None):
         return [Path(loaded.__file__).resolve()]
-    with _on_path(project_root):
-        try:  # may import parent packages (e.g. a meta-path finder for editable installs)
-            spec = importlib.util.find_spec(module_name)
-        except Exception:
-            return []
-    if spec is not None and spec.origin and spec.has_location:
-        return [Path(spec.origin).resolve()]
-    return []
+    origin = loader.module_origin(module_name, project_root)  # may import parent packages: through the loader
+    return [Path(origin).resolve()] if origin else []

@@ -232,6 +232,19 @@ def exec_source(name: str, source: str, label: str) -> types.ModuleType:
     return module
 
 
+def module_origin(module_name: str, root: Path | None) -> str | None:
+    """The file `module_name` would load from, found by the import system (which may import its parent
+    packages, e.g. a meta-path finder for editable installs: user code, so here); None if not found."""
+    with _on_path(os.path.abspath(root) if root is not None else None, False), _recording_load():
+        try:
+            spec = importlib.util.find_spec(module_name)
+        except KeyboardInterrupt:
+            raise
+        except BaseException:  # noqa: BLE001 - a parent package that fails or exits: not found, no crash
+            return None
+    return spec.origin if spec is not None and spec.origin and spec.has_location else None
+
+
 def module_exists(module_name: str, root: Path) -> bool:
     """Whether `module_name` is a module file of the project at `root` (without importing it)."""
     return (root / (module_name.replace(".", "/") + ".py")).is_file() or \
