@@ -12,17 +12,26 @@ AGENTS = '''
 from pathlib import Path
 
 from open_agent_compiler import (
-    AgentDefinition, AgentHeader, AgentRegistry, AgentTest, CompilationConfig, EqualsEvaluator,
-    LLMJudgeEvaluator, MockResponse, SubstringEvaluator, TemplateSlot, TemplateTree, ToolDefinition,
-    ToolDefinitionHeader, ToolTest,
+    AgentDefinition, AgentHeader, AgentRegistry, AgentTest, CapabilityTest, CompilationConfig, EqualsEvaluator,
+    JsonToolPermission, LLMJudgeEvaluator, MockResponse, ModelParameters, SubstringEvaluator, TemplateSlot,
+    TemplateTree, ToolDefinition, ToolDefinitionHeader, ToolDefinitionLogicJson, ToolTest,
 )
 import factory_helper
 from evals import Check
 
+DESC = "d"  # every test's description
+TOOL_DESC = "mocked"  # the mocked tool's description
+FIXED = {"n": 1}  # the evaluated tool's mock output
+SCHEMA = {"type": "object", "properties": {"q": {"type": "string"}}}  # the schema tool's input_schema
+MODEL = "test/model-a"
+ACCESS = None  # the mock test's access profile
+INPUTS = ("docs/*.txt",)  # declared inputs of the evaluated tool
 
-def tool(name, test, evaluators, **kw):
-    return ToolDefinition(header=ToolDefinitionHeader(name=name, description=name), **kw,
-                          tool_tests=[ToolTest(name=test, input={}, evaluators=evaluators)])
+
+def tool(name, test, evaluators, description=None, **kw):
+    return ToolDefinition(header=ToolDefinitionHeader(name=name, description=description or name), **kw,
+                          tool_tests=[ToolTest(name=test, description=DESC, input={}, evaluators=evaluators,
+                                               access_profile=ACCESS if name == "mocked" else None)])
 
 
 def registry():
@@ -31,16 +40,24 @@ def registry():
     one = (EqualsEvaluator(field="n", expected=1),)
     tools = [
         tool("handled", "handler-test", one, handler_script="handlers/handled.py"),
-        tool("mocked", "mock-test", one, mock=MockResponse(kind="callable", callable_spec="mockmod:answer")),
-        tool("evaluated", "evaluator-test", (Check(),), mock=MockResponse(fixed_output={"n": 1})),
+        tool("mocked", "mock-test", one, TOOL_DESC, mock=MockResponse(kind="callable", callable_spec="mockmod:answer")),
+        tool("evaluated", "evaluator-test", (Check(),), mock=MockResponse(fixed_output=FIXED), inputs=INPUTS),
         tool("judged", "judge-test", (LLMJudgeEvaluator(criteria="is one"),), mock=MockResponse(fixed_output={"n": 1})),
+        ToolDefinition(header=ToolDefinitionHeader(name="schema", description="schema"),
+                       json_tool=ToolDefinitionLogicJson(permission_json=JsonToolPermission(tool_name="schema",
+                                                                                             value="allow"),
+                                                         input_schema=SCHEMA),
+                       mock=MockResponse(fixed_output={"ok": True})),
     ]
     agent = AgentDefinition(
         header=AgentHeader(agent_id="primary", name="primary", description="The agent."), system_prompt=prompt,
         extra_tools=tools,
-        agent_tests=[AgentTest(name="agent-test", prompt="hi", evaluators=(SubstringEvaluator(needle="n=1 n=1"),))])
+        capability_tests=[CapabilityTest(name="capability-test", description=DESC, must_have_tools=("mocked",),
+                                         evaluators=(Check(),))],
+        agent_tests=[AgentTest(name="agent-test", description=DESC, prompt="hi",
+                               evaluators=(SubstringEvaluator(needle="n=1 n=1"),))])
     reg = AgentRegistry()
-    reg.register_agent("primary", agent)
+    reg.register_agent("primary", agent, ModelParameters(model_name=MODEL))
     reg.register_template(TemplateTree(name="tpl", slots=[TemplateSlot(name="primary", default_agent_id="primary")]))
     reg.create_compilation_config(CompilationConfig(name="prod", template_name="tpl"))
     return reg
@@ -164,7 +181,7 @@ KINDS = ("factory", "mock", "handler", "evaluator", "script", "judge", "invoker"
 FILES = {
     "agents.py": AGENTS, "handlers/handled.py": HANDLER, "mockmod.py": MOCK, "evals.py": EVALS,
     "scripts_mod.py": SCRIPT, "judgemod.py": JUDGE, "invmod.py": INVOKER, "pyproject.toml": PYPROJECT,
-    "prompts/system.md": "You are the agent.\n",
+    "prompts/system.md": "You are the agent.\n", "docs/a.txt": "a\n",
     "dodo.py": "from open_agent_compiler.tasks import DOIT_CONFIG, task_compile, task_test  # noqa: F401\n",
     **{f"{kind}_helper.py": "N = 1\n" for kind in KINDS},
     **{f"data/{kind}.txt": "1\n" for kind in KINDS if kind != "factory"},

@@ -110,9 +110,10 @@ class KeyParts(BaseModel):
                 old = old or {}
                 for path in sorted(set(value) | set(old)):
                     if value.get(path) != old.get(path):
-                        what = "folder" if path.endswith("/") else "file"
+                        what = "folder" if path.endswith("/") else "" if path.startswith(("inputs ", "module ")) \
+                            else "file"
                         how = " (no longer read)" if path not in value else ""
-                        changed.append(f"{what} {path}{how}")
+                        changed.append(f"{what} {path}{how}".lstrip())
             elif value != old:
                 changed.append("schema" if name == "schema_version" else name)
         return changed

@@ -147,6 +147,7 @@ def load(spec: str, root: Path | None, what: str, *, expects: str = "a function 
     where = os.path.abspath(root) if root is not None else None
     if where is not None:
         project_imports.install(Path(where))
+        project_imports.drop_stale()
         _forget_foreign(module_name, where)
     importlib.invalidate_caches()  # the module file may be newer than the import system's directory caches
     with _on_path(where, keep_on_path), _recording_load() as read:

@@ -13,6 +13,7 @@ loaded are saved with its green state and folded into its key next run.
 
 import builtins
 import importlib.machinery
+import os
 import importlib.util
 import sys
 from collections.abc import Iterable, Iterator
@@ -28,6 +29,7 @@ _root: Path | None = None
 _files: dict[str, str] = {}  # module name → absolute source file (project modules loaded through the finder)
 _edges: dict[str, set[str]] = {}  # module name → module names it imported while executing
 _module_reads: dict[str, set[str]] = {}  # module name → `read:`/`dir:` entries of what it read while executing
+_mtimes: dict[str, int | None] = {}  # module name → its source's mtime when it ran
 _load_reads: set[str] = set()  # what user code read while `loader` loaded or called it (factories, etc.)
 _recorders: list[set[str]] = []
 _original_import = builtins.__import__
@@ -64,6 +66,10 @@ class SourceOnlyLoader(importlib.machinery.SourceFileLoader):
     def exec_module(self, module: Any) -> None:
         for recorder in _recorders:  # loaded by path (a handler script) or by importlib: still loaded
             recorder.add(module.__name__)
+        try:
+            _mtimes[module.__name__] = os.stat(self.path).st_mtime_ns
+        except OSError:
+            _mtimes[module.__name__] = None
         imported: set[str] = set()
         with _recording(imported), reads.recording() as read:
             super().exec_module(module)
@@ -97,14 +103,38 @@ def install(root: Path) -> None:
     resolved = root.resolve()
     if _root != resolved:
         _root = resolved
+        for name in _files:  # another project's modules: never imported by this one's code
+            sys.modules.pop(name, None)
         _files.clear()
         _edges.clear()
         _module_reads.clear()
         _load_reads.clear()
+        _mtimes.clear()
         _verdicts.clear()
     reads.set_root(resolved)
     if ProjectFinder not in sys.meta_path:
         sys.meta_path.insert(0, ProjectFinder)
+
+
+def drop_stale() -> None:
+    """If the source of any project module that ran in this process changed since, forget every one of them
+    (the next import runs them all again): a module must never keep an edited helper's old objects."""
+    stale = False
+    for name, mtime in list(_mtimes.items()):
+        path = _files.get(name)
+        try:
+            now = os.stat(path).st_mtime_ns if path else None
+        except OSError:
+            now = None
+        if now != mtime:
+            stale = True
+            break
+    if stale:
+        for name in list(_mtimes):
+            sys.modules.pop(name, None)
+            _edges.pop(name, None)
+            _module_reads.pop(name, None)
+        _mtimes.clear()
 
 
 def source_loader(name: str, path: str) -> SourceOnlyLoader:
