@@ -96,6 +96,9 @@ def _forget_foreign(module_name: str, root: str) -> None:
             del sys.modules[module_name]
 
 
+_kept_root: str | None = None  # the project folder the registry factory put on sys.path
+
+
 @contextmanager
 def _on_path(root: str | None, keep: bool) -> Iterator[None]:
     """The project's directory first on sys.path, so its modules win over another project's loaded earlier."""
@@ -103,6 +106,10 @@ def _on_path(root: str | None, keep: bool) -> Iterator[None]:
         yield
         return
     if keep:
+        global _kept_root
+        if _kept_root is not None and _kept_root != root and _kept_root in sys.path:
+            sys.path.remove(_kept_root)  # another project's folder: its modules are not this one's
+        _kept_root = root
         if sys.path[:1] != [root]:
             if root in sys.path:
                 sys.path.remove(root)
