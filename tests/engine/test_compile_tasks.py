@@ -158,3 +158,15 @@ def test_a_file_the_factory_reads_is_a_compile_input(proj: Project) -> None:
     assert "EDITED" in (proj.root / "out/.opencode/agents/primary.md").read_text()
     db = sqlite3.connect(proj.root / ".oac" / "doit-state.sqlite3")
     assert any("prompts/alpha.md" in str(row) for row in db.execute("select * from doit"))  # a file_dep
+
+
+def test_a_folder_the_factory_lists_is_a_compile_input(proj: Project) -> None:
+    """A listing is no file_dep: the compile task is up to date only while its compiled bytes are the same."""
+    proj.write("prompts/parts/a.md", "A\n")
+    proj.edit("prompts.py", 'ALPHA_PROMPT = "ALPHA"',
+              'import os\nALPHA_PROMPT = " ".join(sorted(os.listdir("prompts/parts")))')
+    assert ".  compile:prod:opencode:out" in doit(proj, "compile").stdout
+    assert "-- compile:prod:opencode:out" in doit(proj, "compile").stdout
+    proj.write("prompts/parts/b.md", "B\n")
+    assert ".  compile:prod:opencode:out" in doit(proj, "compile").stdout
+    assert "a.md b.md" in (proj.root / "out/.opencode/agents/primary.md").read_text()

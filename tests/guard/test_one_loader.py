@@ -76,6 +76,8 @@ def test_the_load_lists_every_project_file_it_ran_or_read(tmp_path: Path) -> Non
     root = str(tmp_path.resolve())
     assert sorted(loaded.files) == sorted([f"{root}/top_mod.py", f"{root}/helper_mod.py", f"{root}/data/table.txt",
                                            f"{root}/data/"])
+    again = loader.load("helper_mod:VALUE", tmp_path, "script")  # imported before: its recorded read still counts
+    assert sorted(again.files) == sorted([f"{root}/helper_mod.py", f"{root}/data/table.txt"])
     before = loaded.digest()
     (tmp_path / "data" / "table.txt").write_text("8")
     assert loaded.digest() != before
