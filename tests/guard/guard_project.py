@@ -26,6 +26,7 @@ SCHEMA = {"type": "object", "properties": {"q": {"type": "string"}}}  # the sche
 MODEL = "test/model-a"
 ACCESS = None  # the mock test's access profile
 INPUTS = ("docs/*.txt",)  # declared inputs of the evaluated tool
+TEST_INPUTS = ("notes/*.md",)  # declared inputs of the capability test
 
 
 def tool(name, test, evaluators, description=None, **kw):
@@ -53,7 +54,7 @@ def registry():
         header=AgentHeader(agent_id="primary", name="primary", description="The agent."), system_prompt=prompt,
         extra_tools=tools,
         capability_tests=[CapabilityTest(name="capability-test", description=DESC, must_have_tools=("mocked",),
-                                         evaluators=(Check(),))],
+                                         evaluators=(Check(),), inputs=TEST_INPUTS)],
         agent_tests=[AgentTest(name="agent-test", description=DESC, prompt="hi",
                                evaluators=(SubstringEvaluator(needle="n=1 n=1"),))])
     reg = AgentRegistry()
@@ -181,7 +182,7 @@ KINDS = ("factory", "mock", "handler", "evaluator", "script", "judge", "invoker"
 FILES = {
     "agents.py": AGENTS, "handlers/handled.py": HANDLER, "mockmod.py": MOCK, "evals.py": EVALS,
     "scripts_mod.py": SCRIPT, "judgemod.py": JUDGE, "invmod.py": INVOKER, "pyproject.toml": PYPROJECT,
-    "prompts/system.md": "You are the agent.\n", "docs/a.txt": "a\n",
+    "prompts/system.md": "You are the agent.\n", "docs/a.txt": "a\n", "notes/n.md": "n\n",
     "dodo.py": "from open_agent_compiler.tasks import DOIT_CONFIG, task_compile, task_test  # noqa: F401\n",
     **{f"{kind}_helper.py": "N = 1\n" for kind in KINDS},
     **{f"data/{kind}.txt": "1\n" for kind in KINDS if kind != "factory"},

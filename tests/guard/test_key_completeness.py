@@ -98,6 +98,8 @@ ROWS: list[tuple[str, str, Callable[[Project], None] | None, dict, dict, str, se
     ("declared input: its content", EVALUATED, write("docs/a.txt", "b\n"), {}, {}, "file docs/a.txt", set()),
     ("declared input: a new match", EVALUATED, write("docs/b.txt", "b\n"), {}, {}, "inputs docs/*.txt",
      {"file docs/b.txt"}),
+    ("declared input: a test's own (capability)", CAPABILITY, write("notes/n.md", "m\n"), {}, {},
+     "file notes/n.md", set()),
     ("declared input: a reachable tool's (agent)", AGENT, write("docs/a.txt", "b\n"), SCRIPTED, SCRIPTED,
      "file docs/a.txt", set()),
 ]

@@ -24,6 +24,13 @@ def proj(tmp_path: Path) -> Project:
     return guard_project(tmp_path / "surv")
 
 
+def fileless(proj: Project) -> None:
+    """The agent test's key then covers no file: no callable mock module, no real handler, no declared input."""
+    proj.edit("agents.py", 'MockResponse(kind="callable", callable_spec="mockmod:answer")', 'MockResponse(fixed_output={"n": 1})')
+    proj.edit("agents.py", '        tool("handled", "handler-test", one, handler_script="handlers/handled.py"),\n', "")
+    proj.edit("agents.py", 'INPUTS = ("docs/*.txt",)', "INPUTS = ()")
+
+
 def plan_of(proj: Project, monkeypatch: pytest.MonkeyPatch, **options: object) -> TestPlan:
     monkeypatch.chdir(proj.root)
     return TestPlan(build_options(proj.root, {"factory": "agents:registry", "config": "prod", **options}))
@@ -80,6 +87,7 @@ def test_explain_names_a_file_that_left_the_key() -> None:
 def test_the_key_cache_never_serves_a_pinned_test(proj: Project, monkeypatch: pytest.MonkeyPatch) -> None:
     """A test whose last pass recorded imports (a script importing a helper at run time) is keyed afresh even
     though the cache holds a file-less key for its unchanged scope."""
+    fileless(proj)
     plan = plan_of(proj, monkeypatch, invoker="scripted")
     try:
         cache = KeyCache()
@@ -87,7 +95,9 @@ def test_the_key_cache_never_serves_a_pinned_test(proj: Project, monkeypatch: py
         args = (plan.cases, plan.resolved, compiled.artifact_digests, options.dialect,
                 (options.variant, options.hermetic))
         first = cache.keys(*args, plan.parts_of, invoker=plan.invoker_key)
-        assert first[AGENT] == plan.parts_of(AGENT).key() and cache.kept  # cached: no files
+        assert not plan.parts_of(AGENT).files
+        assert first[AGENT] == plan.parts_of(AGENT).key()
+        assert any(kept.get(AGENT) == first[AGENT] for kept in cache.kept.values())  # cached: it covers no file
         warm = KeyCache(cache.kept)
         with_files = KeyParts(definition="d", target="t", files={"helper.py": "x"})
         again = warm.keys(*args, lambda test_id: with_files if test_id == AGENT else plan.parts_of(test_id),
@@ -111,9 +121,7 @@ def test_the_compile_key_covers_bytes_not_only_names() -> None:
 
 def test_an_agent_test_without_files_depends_on_the_compile_task(proj: Project,
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    (proj.root / "mockmod.py").unlink()  # no callable mock file: the agent test's key covers no file
-    proj.edit("agents.py", '        tool("handled", "handler-test", one, handler_script="handlers/handled.py"),\n', "")
-    proj.edit("agents.py", 'INPUTS = ("docs/*.txt",)', "INPUTS = ()")
+    fileless(proj)
     plan = plan_of(proj, monkeypatch, invoker="scripted")
     try:
         tasks = {task.name: task for task in plan.task_dicts()}
@@ -130,3 +138,16 @@ def test_an_agent_test_without_files_depends_on_the_compile_task(proj: Project,
 def test_task_names_of_different_tests_never_collide(one: str, other: str) -> None:
     assert task_name("prod", one) != task_name("prod", other)
     assert task_name("prod", "plain-id") == "prod:plain-id"  # readable where nothing was replaced
+
+
+def test_a_folder_whose_listing_was_read_is_keyed_on_its_names(tmp_path: Path) -> None:
+    from open_agent_compiler.testing.keys import FileDigests
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "a.txt").write_text("a")
+    folder = str(tmp_path / "data") + "/"
+    before = FileDigests(tmp_path)(folder)
+    assert FileDigests(tmp_path).label(folder) == "data/"
+    (tmp_path / "data" / "a.txt").write_text("edited")  # content is not the listing
+    assert FileDigests(tmp_path)(folder) == before
+    (tmp_path / "data" / "b.txt").write_text("b")
+    assert FileDigests(tmp_path)(folder) != before
