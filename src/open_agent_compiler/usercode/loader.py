@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import xxhash
-from open_agent_compiler.errors import FactoryError, OacError
+from open_agent_compiler.errors import OacError
 from open_agent_compiler.usercode import project_imports, reads
 
 
@@ -259,5 +259,5 @@ def module_exists(module_name: str, root: Path) -> bool:
         (root / module_name.replace(".", "/") / "__init__.py").is_file()
 
 
-__all__ = ["FactoryError", "Loaded", "UserCodeError", "call", "digest_files", "exec_source", "load",
-           "load_factory", "load_path", "module_exists", "one_line"]
+__all__ = ["Loaded", "UserCodeError", "call", "digest_files", "exec_source", "load", "load_factory", "load_path",
+           "module_exists", "module_origin", "one_line"]
