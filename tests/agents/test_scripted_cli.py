@@ -82,7 +82,7 @@ def test_bad_invoker_input_is_one_line_and_exit_2(example) -> None:
     project = example("quickstart")
     for args, culprit in (
         (("--invoker", "nonsense"), "unknown invoker 'nonsense'"),
-        (("--invoker", "nomodule:make"), "module 'nomodule' not found"),
+        (("--invoker", "nomodule:make"), "no module 'nomodule' importable from"),
     ):
         done = project.oac("test", "agents:registry", "--config", "prod", *args)
         assert done.returncode == 2, done.stderr

@@ -129,3 +129,44 @@ def test_a_bad_compile_entry_is_one_line(proj: Project) -> None:
     proj.write("pyproject.toml", PYPROJECT + '\n[[tool.oac.compile]]\nconfig = "prod"\ndialect = "nope"\n')
     done = doit(proj, "compile", code=2)
     assert "nope" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_compile_tasks_are_named_by_the_resolved_target(proj: Project) -> None:
+    """`oac compile --target out` typed in a subfolder is another folder than the project's `out`: it must not
+    share (and overwrite) the doit state of the project's compile task."""
+    assert ".  compile:prod:opencode:out" in doit(proj, "compile").stdout
+    (proj.root / "sub").mkdir()
+    proj.edit("prompts.py", '"ALPHA"', '"ALPHA2"')
+    done = subprocess.run([str(Path(sys.executable).with_name("oac")), "compile", "agents:registry", "--config",
+                           "prod", "--target", "out"], cwd=proj.root / "sub", capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "ALPHA2" in (proj.root / "sub/out/.opencode/agents/primary.md").read_text()
+    assert ".  compile:prod:opencode:out" in doit(proj, "compile").stdout  # the project's out/ is stale: it runs
+    assert "ALPHA2" in (proj.root / "out/.opencode/agents/primary.md").read_text()
+    assert "-- compile:prod:opencode:out" in doit(proj, "compile").stdout
+
+
+def test_a_file_the_factory_reads_is_a_compile_input(proj: Project) -> None:
+    proj.write("prompts/alpha.md", "FROM A FILE\n")
+    proj.edit("prompts.py", 'ALPHA_PROMPT = "ALPHA"', 'from pathlib import Path\nALPHA_PROMPT = Path("prompts/alpha.md").read_text()')
+    assert ".  compile:prod:opencode:out" in doit(proj, "compile").stdout
+    assert "-- compile:prod:opencode:out" in doit(proj, "compile").stdout
+    import sqlite3
+    proj.write("prompts/alpha.md", "EDITED\n")
+    assert ".  compile:prod:opencode:out" in doit(proj, "compile").stdout
+    assert "EDITED" in (proj.root / "out/.opencode/agents/primary.md").read_text()
+    db = sqlite3.connect(proj.root / ".oac" / "doit-state.sqlite3")
+    assert any("prompts/alpha.md" in str(row) for row in db.execute("select * from doit"))  # a file_dep
+
+
+def test_a_folder_the_factory_lists_is_a_compile_input(proj: Project) -> None:
+    """A listing is no file_dep: the compile task is up to date only while its compiled bytes are the same."""
+    proj.write("prompts/parts/a.md", "A\n")
+    proj.edit("prompts.py", 'ALPHA_PROMPT = "ALPHA"',
+              'import os\nALPHA_PROMPT = " ".join(sorted(os.listdir("prompts/parts")))')
+    assert ".  compile:prod:opencode:out" in doit(proj, "compile").stdout
+    assert "-- compile:prod:opencode:out" in doit(proj, "compile").stdout
+    proj.write("prompts/parts/b.md", "B\n")
+    assert ".  compile:prod:opencode:out" in doit(proj, "compile").stdout
+    assert "a.md b.md" in (proj.root / "out/.opencode/agents/primary.md").read_text()

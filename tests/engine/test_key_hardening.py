@@ -199,3 +199,16 @@ def test_capability_tests_judge_this_runs_bytes_not_the_shared_build(quickstart:
     agent_file.write_text(agent_file.read_text().replace("uv run scripts/echo.py *", "rm -rf *"))
     done = quickstart.test("--variant", "v2", "--kind", "capability", code=0)  # runs them; compile up to date
     assert summary_line(done.stdout) == SUMMARY.format(2, 2, 0, 0, 0)
+
+
+def test_a_sequence_step_module_the_registry_imported_first_still_keys_its_imports(proj: Project) -> None:
+    """The callable inside a `sequence` mock counts like a top-level one: its module's recorded imports are the
+    test's, even when the registry imported it before the test ran."""
+    proj.write("seqmod.py", "import seqhelper\n\n\ndef first(payload):\n    return {'n': seqhelper.N}\n")
+    proj.write("seqhelper.py", "N = 1\n")
+    proj.edit("agents.py", "from evals import AtLeast\n", "from evals import AtLeast\nimport seqmod  # at registry time\n")
+    assert run(proj, "nested-callable", code=0).startswith(SUMMARY.format(1, 1, 0, 0, 0))
+    assert run(proj, "nested-callable", code=0).startswith(SUMMARY.format(1, 0, 0, 1, 0))
+    proj.edit("seqhelper.py", "N = 1", "N = 2")
+    out = run(proj, "nested-callable", "--explain", code=1)
+    assert out.startswith(SUMMARY.format(1, 0, 1, 0, 0)) and "file seqhelper.py" in out, out

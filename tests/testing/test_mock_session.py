@@ -120,7 +120,8 @@ def test_missing_module_is_a_one_line_oac_error(tmp_path: Path, module_name: str
     spec = f"{module_name}_absent.sub:fn"
     with pytest.raises(OacError) as caught:
         load_mock_callable(spec, tmp_path)
-    assert str(caught.value) == f"mock callable {spec!r}: module '{module_name}_absent.sub' not found"
+    assert str(caught.value) == (f"mock callable {spec!r}: no module '{module_name}_absent.sub' importable from "
+                                 f"{tmp_path}")
 
 
 def test_module_failing_at_import_is_a_one_line_oac_error(tmp_path: Path, module_name: str) -> None:

@@ -10,9 +10,12 @@ One task per (config, dialect, target) listed in pyproject.toml::
     dialect = "opencode"   # default "opencode"
     target = "."           # default the project root
 
-Each task's `file_dep` is every source file the compile reads — the project's modules loaded while the factory
-ran (files under the project root, not in a virtualenv or site-packages) and the script sources it copies — and
-its `targets` are the files it writes, so `doit compile` does nothing when nothing changed. When it runs, the
+Each task is named by its target as resolved (relative to the project root when inside it). Its `file_dep` is
+every source file the compile reads — the project's modules loaded while the factory ran (files under the project
+root, not in a virtualenv or site-packages), the files user code read meanwhile (see `usercode.reads`: a prompt
+the factory reads) and the script sources it copies —, its `targets` are the files it writes, and it is up to date
+only while the compiler's code and the compiled bytes are those it last wrote, so `doit compile` does nothing
+when nothing changed. When it runs, the
 writer rewrites only files whose bytes changed; `doit clean compile` takes back what it wrote (the writer's
 manifest decides: never a user's file).
 """
@@ -27,6 +30,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+import xxhash
 from doit.cmd_base import TaskLoader2
 from doit.doit_cmd import DoitMain
 from doit.exceptions import TaskFailed
@@ -38,11 +42,11 @@ from open_agent_compiler.compiler.output import CompiledOutput
 from open_agent_compiler.compiler.writer import WriteReport, write_output
 from open_agent_compiler.errors import OacError
 from open_agent_compiler.model.factory import load_registry
-from open_agent_compiler.model.hashing import source_fingerprint
+from open_agent_compiler.model.hashing import digest, digest_bytes, source_fingerprint
 from open_agent_compiler.model.registry import ResolvedConfig
 from open_agent_compiler.tasks.file_checker import OacFileChecker
 from open_agent_compiler.tasks.settings import STATE_DB, STATE_DIR, pyproject_settings
-from open_agent_compiler.testing import project_imports
+from open_agent_compiler.usercode import project_imports
 
 COMPILE_GROUP = "compile"
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.:/@+-]")
@@ -71,17 +75,26 @@ class CompileJob:
         self.output: CompiledOutput = get_dialect(entry.dialect).compile(resolved, source_root=root)
         scripts = {str(root / s.source_file_path) for reachable in resolved.tools() for s in reachable.tool.scripts()
                    if s.source_file_path}
-        self.file_dep = sorted(set(sources) | scripts)
-        where = Path(os.path.abspath(entry.target))  # a relative target is relative to the working directory
-        self.targets = [str(where / path) for path in sorted(self.output.file_map())]
+        self.file_dep = sorted(path for path in set(sources) | scripts if not path.endswith("/"))
+        self.where = Path(os.path.abspath(entry.target))  # a relative target is relative to the working directory
+        contents = self.output.file_map()
+        self.targets = [str(self.where / path) for path in sorted(contents)]
+        self.compiled = digest([(path, digest_bytes(data)) for path, data in sorted(contents.items())])
         self.reports: list[WriteReport] = []
         self.error: OacError | None = None
         self.adopt = False  # `oac compile --adopt`: take over files at compiled paths that oac did not write
 
     @property
     def name(self) -> str:
-        label = self.entry.target.as_posix()
-        return _UNSAFE.sub("_", f"{self.entry.config}:{self.entry.dialect}:{label}")
+        """Named by the target as resolved (relative to the project root when inside it), never as typed: the
+        same folder is one task, and `out` typed in a subfolder is not the project's `out`."""
+        try:
+            label = self.where.relative_to(self.root).as_posix()
+        except ValueError:
+            label = self.where.as_posix()
+        raw = f"{self.entry.config}:{self.entry.dialect}:{label}"
+        safe = _UNSAFE.sub("_", raw)
+        return safe if safe == raw else f"{safe}~{xxhash.xxh32_hexdigest(raw.encode('utf-8', 'surrogatepass'))}"
 
     def write(self, clean: bool) -> TaskFailed | None:
         try:
@@ -100,7 +113,7 @@ class CompileJob:
             "clean": [(_write_action, [self, True])],
             "file_dep": self.file_dep,
             "targets": self.targets,
-            "uptodate": [CompilerUnchanged()],
+            "uptodate": [CompilerUnchanged(), CompiledUnchanged(self.compiled)],
             "verbosity": 0,
         }
 
@@ -114,6 +127,18 @@ class CompilerUnchanged:
         return values.get("compiler") == compiler_fingerprint()
 
 
+class CompiledUnchanged:
+    """Up to date only while the files last written are these bytes (a factory may read what no file_dep names)."""
+
+    __signature__ = _TASK_VALUES
+
+    def __init__(self, compiled: str) -> None:
+        self.compiled = compiled
+
+    def __call__(self, task: Any, values: dict[str, Any]) -> bool:
+        return values.get("compiled") == self.compiled
+
+
 def compiler_fingerprint() -> str:
     return source_fingerprint("model", "compiler")
 
@@ -122,6 +147,7 @@ def _write_action(job: CompileJob, clean: bool, task: Any) -> TaskFailed | None:
     failed = job.write(clean)
     if failed is None and not clean:
         task.values["compiler"] = compiler_fingerprint()
+        task.values["compiled"] = job.compiled
     return failed
 
 
@@ -129,7 +155,8 @@ _write_action.__signature__ = inspect.signature(_write_action)  # type: ignore[a
 
 
 def project_sources(root: Path) -> list[str]:
-    """Project files loaded so far (the factory's modules and what they import)."""
+    """Project files loaded so far (the factory's modules and what they import) and the files user code read
+    while loading (a prompt the factory reads); folders whose listing was read end in "/"."""
     return [path for path in project_imports.loaded_project_files() if Path(path).is_relative_to(root)]
 
 

@@ -8,6 +8,7 @@ doit decides what runs. Failed runs leave no green state, so they always run aga
 """
 
 import inspect
+import os
 import re
 import time
 import uuid
@@ -31,10 +32,10 @@ from open_agent_compiler.tasks.records import append_record, build_record
 from open_agent_compiler.tasks.settings import TestOptions
 from open_agent_compiler.errors import OacError
 from open_agent_compiler.tasks.state_paths import check_state_paths
-from open_agent_compiler.testing import project_imports
+from open_agent_compiler.usercode import project_imports
 from open_agent_compiler.testing.discovery import TestCase
 from open_agent_compiler.testing.handlers import start_handler
-from open_agent_compiler.testing.keys import KeyParts, callable_specs
+from open_agent_compiler.testing.keys import KeyParts, callable_specs, discovered_path
 from open_agent_compiler.testing.mocks import resolve_mock
 from open_agent_compiler.testing.prefetch import HandlerPrefetch
 from open_agent_compiler.testing.results import TestOutcome, now_iso
@@ -102,13 +103,14 @@ class TestPlan:
         self.resolved: ResolvedConfig = planning.load(options)
         self.cases = planning.discover_tests(self.resolved, options)
         invoker = None
+        self.invoker_key = None  # part of agent tests' keys
         if options.invoker:  # the invokers (and what they import) load only when agent tests will run
-            from open_agent_compiler.testing.invokers.select import load_invoker
+            from open_agent_compiler.testing.invokers.select import invoker_key, load_invoker
 
             invoker = load_invoker(options.invoker, root=self.root, factory=options.factory,
                                    script=options.invoker_script, dialect=options.dialect)
+            self.invoker_key = invoker_key(options.invoker, invoker, self.root)
         judge = load_judge(options.judge, self.root)
-        self.invoker_key = invoker.info.key() if invoker is not None else None  # part of agent tests' keys
         self.judge_key = judge_key(options.judge, judge, self.root)  # part of the keys of tests with llm_judge
         self.by_id = {case.test_id: case for case in self.cases}
         self.names = {case.test_id: f"{TEST_GROUP}:{task_name(options.config, case.test_id)}" for case in self.cases}
@@ -167,7 +169,7 @@ class TestPlan:
     def adopt_imports(self, test_id: str, imports: list[str]) -> None:
         """Key the test over the project files this run found it loads (a depfile), so the key saved with its
         pass is the key the next run computes from the saved imports."""
-        found = [str(self.root / path) for path in imports]
+        found = [discovered_path(self.root, path) for path in imports]
         if sorted(found) != sorted(self.keyer.discovered.get(test_id, ())):
             self.keyer.rekey(test_id, found)
             self.keys[test_id] = self.parts_of(test_id).key()
@@ -269,7 +271,7 @@ class TestPlan:
             return []
         root = self.root
         return [str(root / label) for label, found in parts.files.items()
-                if found != "missing" and not label.startswith("module ")]
+                if found != "missing" and not label.startswith(("module ", "inputs ")) and not label.endswith("/")]
 
     def model_name(self, case: TestCase) -> str | None:
         if case.slot is None:
@@ -352,10 +354,12 @@ def _mock_modules(plan: TestPlan, case: TestCase) -> set[str]:
 
 
 def _relative(path: str, root: Path) -> str:
+    """Relative to the root; a folder whose listing was read keeps its trailing "/"."""
     try:
-        return Path(path).relative_to(root).as_posix()
+        relative = Path(path).relative_to(root).as_posix()
     except ValueError:
         return path
+    return relative + "/" if path.endswith("/") else relative
 
 
 def test_action(run_id: str, task: Any) -> None | TaskFailed:
@@ -365,7 +369,8 @@ def test_action(run_id: str, task: Any) -> None | TaskFailed:
     outcome, imports = _run(plan, case)
     plan.adopt_imports(test_id, imports)
     if imports:  # they are file_dep from now on (doit saves their state after we return; -n: sent back with us)
-        task.file_dep = {*task.file_dep, *(str(plan.root / path) for path in imports)}
+        found = (str(plan.root / path) for path in imports if not path.endswith("/"))  # a folder: in the key only
+        task.file_dep = {*task.file_dep, *(path for path in found if os.path.isfile(path))}
     finished = now_iso()
     # The record is durable before doit can save this test as green (it does that after we return).
     append_record(plan, build_record(plan, test_id, outcome, finished))

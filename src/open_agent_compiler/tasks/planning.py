@@ -21,9 +21,9 @@ from open_agent_compiler.tasks.memo_store import load_key_cache, load_memo, save
 from open_agent_compiler.tasks.settings import PYPROJECT, TestOptions
 from open_agent_compiler.tasks.shared_session import SharedSession
 from open_agent_compiler.tasks.state_paths import on_state
-from open_agent_compiler.testing import project_imports
+from open_agent_compiler.usercode import project_imports
 from open_agent_compiler.testing.discovery import TestCase, discover, select
-from open_agent_compiler.testing.keys import FileDigests, KeyParts, key_parts
+from open_agent_compiler.testing.keys import FileDigests, KeyParts, discovered_path, key_parts
 
 
 def load(options: TestOptions) -> ResolvedConfig:
@@ -120,7 +120,8 @@ def discovered_imports(options: TestOptions, names: dict[str, str],
     if not saved:
         return {}
     root = options.root
-    return {test_id: [str(root / path) for path in saved[name]] for test_id, name in names.items() if name in saved}
+    return {test_id: [discovered_path(root, path) for path in saved[name]] for test_id, name in names.items()
+            if name in saved}
 
 
 def project_name(options: TestOptions) -> str:

@@ -8,7 +8,6 @@ handler or its children print can be taken for the answer. Both run the handler 
 project root, the script's own folder first on sys.path, the project root after it.
 """
 
-import importlib.util
 import json
 import os
 import sys
@@ -18,26 +17,16 @@ from pathlib import Path
 from typing import Any
 
 from open_agent_compiler.model.script_tool import ScriptTool
-from open_agent_compiler.testing import project_imports
+from open_agent_compiler.usercode import loader, project_imports
 from open_agent_compiler.testing.keeper import FRAME, READY
 
 
 def _load(script: dict[str, Any], index: int) -> types.ModuleType:
+    """Through the one loader for user code: from source (never a stale .pyc), imports and reads recorded."""
     name = f"_oac_handler_{index}"
     if "path" in script:
-        spec = importlib.util.spec_from_file_location(  # from source, never a stale .pyc; its imports recorded
-            name, script["path"], loader=project_imports.source_loader(name, script["path"]))
-        if spec is None or spec.loader is None:
-            raise ImportError(f"cannot load {script['path']}")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-        return module
-    module = types.ModuleType(name)
-    module.__file__ = script.get("label", name)
-    sys.modules[name] = module
-    exec(compile(script["source"], module.__file__, "exec"), module.__dict__)  # noqa: S102 - the user's handler
-    return module
+        return loader.load_path(name, script["path"])
+    return loader.exec_source(name, script["source"], script.get("label", name))
 
 
 def _find_tool(modules: list[types.ModuleType], tool_name: str) -> type[ScriptTool] | None:

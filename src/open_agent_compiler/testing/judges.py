@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from open_agent_compiler.errors import OacError
-from open_agent_compiler.testing.invokers.loading import call_factory, load_attribute
+from open_agent_compiler.testing.invokers.loading import call_factory, digest_of
 
 
 class JudgeClient(Protocol):
@@ -134,8 +134,7 @@ def judge_key(spec: str | Mapping[str, Any] | None, judge: Any, root: Path) -> s
     if isinstance(judge, HttpJudge):
         return f"http model={judge.model} url={judge.base_url}"
     assert isinstance(spec, str)
-    _, module_digest = load_attribute(spec, root, "judge factory")
-    return f"{spec} module={module_digest}"
+    return f"{spec} module={digest_of(spec, root, 'judge factory')}"
 
 
 def load_judge(spec: str | Mapping[str, Any] | None, root: Path) -> Any:

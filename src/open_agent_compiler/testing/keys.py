@@ -12,12 +12,13 @@ from open_agent_compiler.model.hashing import digest, digest_bytes, digest_model
 from open_agent_compiler.model.registry import ResolvedConfig
 from open_agent_compiler.testing.discovery import TestCase
 from open_agent_compiler.testing.judges import uses_judge
-from open_agent_compiler.testing import project_imports
+from open_agent_compiler.usercode import project_imports, reads
 from open_agent_compiler.testing.mocks import mock_source_files, reachable_mock_entries, resolve_mock
 
 # Bump when the meaning of a result changes (result schema, evaluator semantics): every green test re-runs.
 ENGINE_SCHEMA = "oac-results/2"  # 2: tool tests hold outputs to the JSON tool's schemas
-JUDGING_CODE = ("model", "compiler", "testing")  # what decides a result: definitions, read-backs, runners, evaluators
+JUDGING_CODE = ("model", "compiler", "testing", "usercode")  # what decides a result: definitions, read-backs,
+# runners, evaluators, and how user code is loaded and watched
 
 
 def engine_schema() -> str:
@@ -39,21 +40,27 @@ class FileDigests:
         self.module_files: dict[str, list[Path]] = {}  # module name → files importing it runs
 
     def __call__(self, path: str | Path) -> str:
+        """A file's content digest; a path ending in "/" is a folder whose list of names was read."""
         key = str(path)
         cached = self._by_name.get(key)
         if cached is None:
+            folder = key.endswith("/")
             full = (self.root / path).resolve()
-            cached = self._cache.get(full)
+            cached = self._cache.get(full) if not folder else None
             if cached is None:
-                try:
-                    cached = digest_bytes(full.read_bytes())
-                except OSError:
-                    cached = "missing"
-                self._cache[full] = cached
+                if folder:
+                    cached = "listing:" + digest_bytes(reads.listing_digest_input(str(full)))
+                else:
+                    try:
+                        cached = digest_bytes(full.read_bytes())
+                    except OSError:
+                        cached = "missing"
+                    self._cache[full] = cached
             self._by_name[key] = cached
         return cached
 
     def label(self, path: str | Path) -> str:
+        """The path relative to the project root (a folder keeps its trailing "/")."""
         key = str(path)
         label = self._labels.get(key)
         if label is None:
@@ -62,8 +69,16 @@ class FileDigests:
                 label = full.relative_to(self._resolved_root).as_posix()
             except ValueError:
                 label = full.as_posix()
+            if key.endswith("/"):
+                label += "/"
             self._labels[key] = label
         return label
+
+
+def discovered_path(root: Path, relative: str) -> str:
+    """A saved discovered dependency (relative to the root; a folder ends in "/") as an absolute path."""
+    full = str(root / relative)
+    return full + "/" if relative.endswith("/") else full
 
 
 class KeyParts(BaseModel):
@@ -95,7 +110,10 @@ class KeyParts(BaseModel):
                 old = old or {}
                 for path in sorted(set(value) | set(old)):
                     if value.get(path) != old.get(path):
-                        changed.append(f"file {path}")
+                        what = "folder" if path.endswith("/") else "" if path.startswith(("inputs ", "module ")) \
+                            else "file"
+                        how = " (no longer read)" if path not in value else ""
+                        changed.append(f"{what} {path}{how}".lstrip())
             elif value != old:
                 changed.append("schema" if name == "schema_version" else name)
         return changed
@@ -159,6 +177,17 @@ def evaluator_files(evaluators: Sequence[object], files: FileDigests) -> dict[st
     return {files.label(p): files(p) for p in project_imports.files_of(modules)}
 
 
+def declared_inputs(patterns: Sequence[str], files: FileDigests) -> dict[str, str]:
+    """Key parts of `inputs=` globs: per pattern the list of matching files, and each match's content."""
+    parts: dict[str, str] = {}
+    for pattern in dict.fromkeys(patterns):
+        matches = sorted(path for path in files.root.glob(pattern) if path.is_file())
+        labels = [files.label(path) for path in matches]
+        parts[f"inputs {pattern}"] = digest(labels)
+        parts.update((label, files(path)) for label, path in zip(labels, matches))
+    return parts
+
+
 def key_parts(case: TestCase, *, resolved: ResolvedConfig, files: FileDigests, artifact_digests: dict[str, str],
               dialect: str, variant: str | None, hermetic: bool = False, discovered: Sequence[str] = (),
               invoker: str | None = None, judge: str | None = None) -> KeyParts:
@@ -167,9 +196,12 @@ def key_parts(case: TestCase, *, resolved: ResolvedConfig, files: FileDigests, a
     common = {"access_profile": case.test.access_profile, "variant": variant,
               "judge": judge if uses_judge(case.test) else None}
     found = {files.label(p): files(p) for p in discovered}
-    found.update(evaluator_files(case.test.evaluators, files))
+    turns = getattr(case.test, "turns", ())
+    found.update(evaluator_files([*case.test.evaluators, *(e for turn in turns for e in turn.evaluators)], files))
+    found.update(declared_inputs(case.test.inputs, files))
     if case.kind == "tool":
         assert case.tool is not None
+        found.update(declared_inputs(case.tool.inputs, files))
         entries, file_parts, real = tool_mock_parts(case.tool, case.mock_profile, resolved, files)
         return KeyParts(definition=definition, target=tool_digest(case.tool), mocks=digest(entries),
                         files={**found, **file_parts}, hermetic=hermetic if real else None, **common)
@@ -182,6 +214,7 @@ def key_parts(case: TestCase, *, resolved: ResolvedConfig, files: FileDigests, a
     file_parts: dict[str, str] = dict(found)
     any_real = False
     for reachable in agent.tools:
+        file_parts.update(declared_inputs(reachable.tool.inputs, files))
         entries, tool_files, real = tool_mock_parts(reachable.tool, case.mock_profile, resolved, files)
         mocks[reachable.tool.name] = {"mock": entries, "tool": tool_digest(reachable.tool)}
         file_parts.update(tool_files)

@@ -8,14 +8,11 @@ per-tool call counters and `stateful_callable` scratchpads live in it and die wi
 
 import copy
 import functools
-import importlib
 import importlib.machinery
-import importlib.util
 import inspect
 import sys
 import typing
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +20,7 @@ from pydantic import BaseModel
 
 from open_agent_compiler.errors import OacError
 from open_agent_compiler.model.core.mock import MockInput, MockProfile, MockResponse, MockState
+from open_agent_compiler.usercode import loader
 
 HANDLER_SOURCE = "handler"
 TOOL_MOCK_SOURCE = "tool.mock"
@@ -65,47 +63,15 @@ def _split_spec(spec: str) -> tuple[str, str]:
     return module, attribute
 
 
-@contextmanager
-def _on_path(project_root: Path | None) -> Iterator[None]:
-    """`project_root` first on sys.path for the duration (if it was not there already)."""
-    if project_root is None or str(project_root) in sys.path:
-        yield
-        return
-    entry = str(project_root)
-    sys.path.insert(0, entry)
-    try:
-        yield
-    finally:
-        if entry in sys.path:
-            sys.path.remove(entry)
-
-
 def load_mock_callable(spec: str, project_root: Path | None = None) -> Callable[..., Any]:
-    """Import `module:function` (attribute may be dotted, e.g. `module:Class.method`) with `project_root` on
-    sys.path. Any problem becomes a one-line `OacError` naming the spec."""
-    module_name, attribute = _split_spec(spec)
-    importlib.invalidate_caches()  # the module file may be newer than the import system's directory caches
-    with _on_path(project_root):
-        try:
-            target: Any = importlib.import_module(module_name)
-        except ModuleNotFoundError as exc:
-            missing = exc.name or ""
-            if missing and (module_name == missing or module_name.startswith(missing + ".")):
-                raise OacError(f"mock callable {spec!r}: module {module_name!r} not found") from exc
-            raise OacError(f"mock callable {spec!r}: importing {module_name!r} failed: {_one_line(exc)}") from exc
-        except Exception as exc:
-            raise OacError(f"mock callable {spec!r}: importing {module_name!r} failed: {_one_line(exc)}") from exc
-    for part in attribute.split("."):
-        if not hasattr(target, part):
-            raise OacError(f"mock callable {spec!r}: {module_name!r} has no attribute {attribute!r}")
-        target = getattr(target, part)
+    """Import `module:function` (attribute may be dotted, e.g. `module:Class.method`) with `project_root` first
+    on sys.path, through the one loader for user code. Any problem becomes a one-line `OacError` naming the spec."""
+    _split_spec(spec)
+    target = loader.load(spec, project_root, "mock callable").target
     if not callable(target):
-        raise OacError(f"mock callable {spec!r}: {attribute!r} is a {type(target).__name__}, not callable")
+        raise OacError(f"mock callable {spec!r}: {spec.partition(':')[2]!r} is a {type(target).__name__}, "
+                       "not callable")
     return target
-
-
-def _one_line(exc: BaseException) -> str:
-    return f"{type(exc).__name__}: {exc}".replace("\r", " ").replace("\n", " ")
 
 
 class MockSession:
@@ -236,11 +202,5 @@ def _module_files(module_name: str, project_root: Path | None) -> list[Path]:
     loaded = sys.modules.get(module_name)
     if loaded is not None and getattr(loaded, "__file__", None):
         return [Path(loaded.__file__).resolve()]
-    with _on_path(project_root):
-        try:  # may import parent packages (e.g. a meta-path finder for editable installs)
-            spec = importlib.util.find_spec(module_name)
-        except Exception:
-            return []
-    if spec is not None and spec.origin and spec.has_location:
-        return [Path(spec.origin).resolve()]
-    return []
+    origin = loader.module_origin(module_name, project_root)  # may import parent packages: through the loader
+    return [Path(origin).resolve()] if origin else []

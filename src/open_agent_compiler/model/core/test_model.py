@@ -21,6 +21,7 @@ class _TestBase(Frozen):
     description: str = ""
     evaluators: Evaluators = ()
     access_profile: str | None = None
+    inputs: tuple[str, ...] = ()  # globs (from the project root) of files the test depends on that no tracker sees
 
     @field_validator("name")
     @classmethod

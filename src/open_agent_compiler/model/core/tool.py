@@ -129,6 +129,7 @@ class ToolDefinition(Frozen):
     mock: MockResponse | None = None
     handler_script: str | None = None
     requires_resources: list[str] = Field(default_factory=list)  # resource names an AccessProfile must bind
+    inputs: tuple[str, ...] = ()  # globs (from the project root) of files its handler reads unseen (a subprocess)
     tool_tests: list[ToolTest] = Field(default_factory=list)
 
     @property

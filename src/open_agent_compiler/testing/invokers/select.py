@@ -5,7 +5,7 @@ from pathlib import Path
 from typing import Any
 
 from open_agent_compiler.errors import OacError
-from open_agent_compiler.testing.invokers.loading import call_factory, load_attribute, module_exists
+from open_agent_compiler.testing.invokers.loading import call_factory, digest_of, load_attribute, module_exists
 from open_agent_compiler.testing.invokers.protocol import Invoker
 from open_agent_compiler.testing.invokers.scripted import ScriptedInvoker
 
@@ -67,3 +67,14 @@ def load_invoker(spec: str | None, *, root: Path, factory: str, script: str | No
     invoker: Invoker = call_factory(spec, root, "invoker factory", lambda made: isinstance(made, Invoker),
                                     "no info/session")
     return invoker
+
+
+def invoker_key(spec: str | None, invoker: Invoker | None, root: Path) -> str | None:
+    """Who runs agent tests, for keys: what the invoker declares and, for `module:factory`, the digest of every
+    project file loading its factory ran or read."""
+    if invoker is None:
+        return None
+    declared = invoker.info.key()
+    if spec and spec not in BUILTIN:
+        return f"{declared} factory={spec} module={digest_of(spec, root, 'invoker factory')}"
+    return declared
