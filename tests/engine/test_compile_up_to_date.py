@@ -92,3 +92,15 @@ def test_a_folder_the_factory_listed_is_checked(proj: Project, monkeypatch: pyte
     assert check(None, values)
     (folder / "new.md").write_text("a prompt the factory will find\n")
     assert not check(None, values)
+
+
+@pytest.mark.xfail(strict=True, reason="needs the read tracker of issue 15 (branch `keys`): the compile task's "
+                   "file_dep must name the data files the factory reads; remove this mark once merged")
+def test_a_data_file_the_factory_reads_is_a_dependency(proj: Project) -> None:
+    proj.write("prompt.txt", "FROM A FILE\n")
+    proj.write("agents.py", (AGENTS + OTHER).replace(
+        "from prompts import PROMPT", "PROMPT = open(os.path.join(os.path.dirname(__file__), 'prompt.txt')).read()"))
+    compile_(proj)
+    proj.write("prompt.txt", "EDITED\n")
+    compile_(proj)
+    assert "EDITED" in (proj.root / OUT).read_text()
