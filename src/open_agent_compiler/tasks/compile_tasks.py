@@ -210,7 +210,8 @@ class SavedCompile:
             return self.job.reports
         report = WriteReport.model_validate(self.saved["report"])  # up to date: every output as it was left
         unchanged = tuple(dict.fromkeys([*report.written, *report.unchanged]))
-        return [report.model_copy(update={"written": (), "removed": (), "adopted": (), "unchanged": unchanged})]
+        return [report.model_copy(update={"written": (), "removed": (), "adopted": (), "unchanged": unchanged,
+                                          "target": str(self.entry.target)})]  # as given this time
 
     def warnings(self) -> list[str]:
         return list(self.job.output.warnings) if self.job is not None else list(self.saved.get("warnings") or [])
