@@ -111,6 +111,8 @@ class Runner:
             self.bench.long_history(case, labels, reps)
             self.time_steps(f"cold, {tests:,} tests", case, cold=True)
             self.mock_only(tests, shape, labels, reps)
+        if tests == self.plan.compile_size and shape == "per-agent":
+            self.compile(tests, labels, reps)
         largest = max(self.plan.sizes)
         if self.plan.profile_largest and tests == largest > self.plan.edit_size and shape == "per-agent":
             self.profile(f"warm at {largest:,} tests", case, cold=False)
@@ -118,6 +120,13 @@ class Runner:
             self.flat_cases.append(case)  # kept (warm) for the interleaved flatness runs at the end
         else:
             self.drop(case)
+
+    def compile(self, tests: int, labels: list[str], reps: int) -> None:
+        """`oac compile` of the same registry, in its own copy (a cold compile deletes the project's state)."""
+        case = make_case(self.work, f"compile-n{tests}", Spec.for_tests(tests), labels)
+        self.bench.log(f"case {case.name}: oac compile of {case.spec.agents} agents, {self.plan.compile_dialects}")
+        self.bench.compile(case, labels, reps, self.plan.compile_dialects, agent=case.spec.agents // 2)
+        self.drop(case)
 
     def flatness(self) -> None:
         """Our warm runs at every per-agent size from 1,000 on, the sizes taking turns in each rep."""

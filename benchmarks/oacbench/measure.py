@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 GNU_TIME = Path("/usr/bin/time")
-SUMMARY = re.compile(r"^oac test: (.*)$", re.MULTILINE)
+SUMMARY = re.compile(r"^oac (?:test|compile): (.*)$", re.MULTILINE)  # `oac compile: <dialect> -> <dir>: written=N ...`
 RUSAGE_WRAPPER = (
     "import resource, subprocess, sys\n"
     "rc = subprocess.call(sys.argv[2:])\n"
@@ -49,7 +49,7 @@ def parse_summary(stdout: str) -> dict[str, int]:
     found = SUMMARY.findall(stdout)
     if not found:
         return {}
-    pairs = (item.split("=", 1) for item in found[-1].split())
+    pairs = (item.split("=", 1) for item in found[-1].split() if "=" in item)
     return {key: int(value) for key, value in pairs if value.isdigit()}
 
 

@@ -8,6 +8,7 @@ the machine hits both sides of a ratio alike.
 from __future__ import annotations
 
 import os
+import shutil
 import statistics
 import time
 from collections.abc import Callable
@@ -18,7 +19,7 @@ from typing import Any
 from oacbench import history
 from oacbench.impls import Implementation
 from oacbench.measure import Measurement, run_measured
-from oacbench.workspace import Case
+from oacbench.workspace import CONFIG, FACTORY, Case
 
 Inspect = Callable[[list[dict[str, Any]]], list[str]]
 HISTORY_LINES = 50_000
@@ -41,6 +42,7 @@ class Row:
     load: list[float] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     note: str = ""
+    written: list[int] = field(default_factory=list)  # compile rows: files our compile reported written
 
     @property
     def median_s(self) -> float:
@@ -56,7 +58,7 @@ class Row:
             "impl": self.impl, "reps": len(self.walls), "median_s": round(self.median_s, 4),
             "walls_s": [round(w, 4) for w in self.walls], "peak_rss_kb": self.peak_rss_kb,
             "rss_kb": self.rss_kb, "records_appended": self.appended, "loadavg_1min": self.load,
-            "problems": self.problems, "note": self.note,
+            "problems": self.problems, "note": self.note, **({"files_written": self.written} if self.written else {}),
         }
 
 
@@ -84,6 +86,7 @@ class Variant:
     prepare: Callable[[int], None] | None = None
     inspect: Inspect | None = None
     note: str = ""
+    argv: Callable[[Path], list[str]] | None = None  # another command than `oac test` (given the oac to run)
 
 
 class Bench:
@@ -124,13 +127,17 @@ class Bench:
         if variant.cold:
             case.reset(variant.label)
         offset = case.results_size(variant.label, variant.results)
-        argv = case.argv(variant.label, self.impls[variant.label].oac, *variant.extra, results=variant.results)
+        oac = self.impls[variant.label].oac
+        argv = (variant.argv(oac) if variant.argv is not None
+                else case.argv(variant.label, oac, *variant.extra, results=variant.results))
         row.load.append(round(os.getloadavg()[0], 2))
         result = run_measured(argv, cwd=case.dirs[variant.label], timeout=self.timeout)
         row.walls.append(result.wall_s)
         row.rss_kb.append(result.rss_kb)
         appended = case.records_after(variant.label, offset, variant.results)
         row.appended.append(len(appended))
+        if "written" in result.summary:
+            row.written.append(result.summary["written"])
         problems = _problems(result, variant.expect)
         if variant.inspect is not None:
             problems += variant.inspect(appended)
@@ -224,6 +231,39 @@ class Bench:
                                        note="--results points at an empty file; the green state lives elsewhere"))
         self.measure(case, variants, reps)
 
+    def compile(self, case: Case, labels: list[str], reps: int, dialects: tuple[str, ...], agent: int) -> None:
+        """`oac compile` of the whole registry into a target per dialect, each rep: cold (target and state
+        deleted), unchanged (run again), one agent edited (agent `agent` gets a new revision). Our runs must
+        report every file written, none, and only that agent's files."""
+        agents = f"{case.spec.agents:,} agents"
+        for dialect in dialects:
+            variants: list[Variant] = []
+            for kind in ("cold", "unchanged", "one agent edited"):
+                scenario = f"compile {kind}, {dialect} ({agents})"
+                for i, label in enumerate(labels):
+                    target = case.dirs[label] / f"compiled-{dialect}"
+
+                    def argv(oac: Path, target: Path = target) -> list[str]:
+                        return [str(oac), "compile", FACTORY, "--config", CONFIG, "--target", str(target),
+                                "--dialect", dialect]
+
+                    prepare: Callable[[int], None] | None = None
+                    if kind == "cold":
+                        def prepare(rep: int, label: str = label, target: Path = target) -> None:
+                            shutil.rmtree(target, ignore_errors=True)
+                            case.reset(label)
+                    elif kind == "one agent edited" and i == 0:
+                        def prepare(rep: int) -> None:
+                            case.set_spec(case.spec.with_edit(agent, 1_000 + rep))
+                    expect = {} if label != "ours" else (
+                        {"written": 0} if kind == "unchanged" else {"removed": 0, "kept": 0})
+                    variants.append(Variant(scenario, label, expect, prepare=prepare, argv=argv))
+            rows = self.measure(case, variants, reps)
+            for kind, wanted in (("cold", lambda n: n > 0), ("one agent edited", lambda n: 0 < n <= 8)):
+                ours = rows.get((f"compile {kind}, {dialect} ({agents})", "ours"))
+                if ours is not None and ours.written and not all(wanted(n) for n in ours.written):
+                    ours.problems.append(f"files written per run: {ours.written}")
+
     def parallel(self, case: Case, labels: list[str], reps: int, jobs: int) -> None:
         n, kind = case.spec.tests, f"{case.spec.slow_ms} ms {case.spec.slow_kind}"
         cold = {"passed": n, "failed": 0}
@@ -241,7 +281,7 @@ def _problems(result: Measurement, expect: dict[str, int]) -> list[str]:
     problems: list[str] = []
     if result.returncode != 0:
         problems.append(f"exit {result.returncode}: {result.tail[-300:]}")
-    elif not result.summary:
+    elif expect and not result.summary:
         problems.append(f"no summary line: {result.tail[-300:]}")
     for key, wanted in expect.items():
         got = result.summary.get(key)

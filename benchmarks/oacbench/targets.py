@@ -85,8 +85,23 @@ def evaluate(all_rows: list[Row], edit_checks_ok: dict[str, bool]) -> list[Targe
             found.append(_ratio_target(f"warm after {HISTORY_LINES:,}-line history within 5 % of empty {tag}", hist,
                                        rows.get(EMPTY_HISTORY, n, shape, "ours"), 1.05,
                                        "our warm with empty history (interleaved)"))
+    found.extend(_compile_targets(all_rows))
     found.extend(_parallel_targets(all_rows))
     found.extend(_flat_targets(rows))
+    return found
+
+
+COMPILE_LIMITS = {"compile cold": 0.75, "compile unchanged": 0.25}  # issue 18; "one agent edited" has no target
+
+
+def _compile_targets(rows: list[Row]) -> list[Target]:
+    found = []
+    for row in rows:
+        kind = row.scenario.split(",")[0]
+        if row.impl == "ours" and kind in COMPILE_LIMITS:
+            anchor = Rows(rows).get(row.scenario, row.tests, row.shape, "anchor")
+            found.append(_ratio_target(f"{kind} ≤ {COMPILE_LIMITS[kind]:.2f} × anchor [{row.scenario.split(', ', 1)[1]}]",
+                                       row, anchor, COMPILE_LIMITS[kind], "anchor"))
     return found
 
 

@@ -12,12 +12,14 @@
 import contextlib
 import errno
 import fcntl
+import functools
 import os
 import secrets
 import stat
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from open_agent_compiler.errors import OacError
 
@@ -188,16 +190,18 @@ def _refuse_unless_regular(name: str, dir_fd: int, show: str) -> os.stat_result 
 
 def write_file(root: Path, rel: str, data: bytes, *, executable: bool = False, private: bool = False,
                keep_mode: bool = False, durable: bool = True, fixed_temp: bool = False,
-               show: str | None = None) -> None:
+               show: str | None = None, batch: "Batch | None" = None) -> None:
     """Atomically make `root/rel` a regular file holding `data`.
 
     `fixed_temp`: use the one predictable temp name (for writers that hold a lock, so a crash leftover can be
-    found and removed); otherwise a random one. `durable`: fsync file and directory (a cache may skip it)."""
+    found and removed); otherwise a random one. `durable`: fsync file and directory (a cache may skip it).
+    `batch`: only write the temp file now; `batch.commit()` makes every file of the batch durable at once and
+    renames them into place (the same checks, one sync instead of two fsyncs per file)."""
     parts = parts_under(rel, root)
     shown = show or rel
     name = parts[-1]
     temp = temp_name(name, None if fixed_temp else secrets.token_hex(6))
-    dir_fd = _parent_dir(root, parts, shown)
+    dir_fd = _parent_dir(root, parts, shown) if batch is None else batch.dir_fd(root, parts[:-1], shown)
     made = False
     try:
         existing = _refuse_unless_regular(name, dir_fd, shown)
@@ -212,10 +216,14 @@ def write_file(root: Path, rel: str, data: bytes, *, executable: bool = False, p
             view = memoryview(data)
             while view:
                 view = view[os.write(fd, view):]
-            if durable:
+            if durable and batch is None:
                 os.fsync(fd)
         finally:
             os.close(fd)
+        if batch is not None:
+            batch.staged.append((dir_fd, temp, name, shown))
+            made = False  # the batch owns the temp file now (commit renames it, discard removes it)
+            return
         _refuse_unless_regular(name, dir_fd, shown)  # again, right before the rename: the window stays small
         os.rename(temp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
         made = False
@@ -226,7 +234,83 @@ def write_file(root: Path, rel: str, data: bytes, *, executable: bool = False, p
     finally:
         if made:
             remove_temp(dir_fd, temp)
-        os.close(dir_fd)
+        if batch is None:
+            os.close(dir_fd)
+
+
+class Batch:
+    """Files written together and made durable together (the compile writer's files, under its lock).
+
+    `write_file(..., batch=b)` leaves each file's bytes in its temp name. `commit()` then makes all of them
+    durable with one sync of the target's filesystem, renames each into place (checking again that only a
+    regular file is replaced) and syncs once more, so the renames are durable before the caller commits its
+    manifest. `discard()` removes every temp file not renamed (on any error). A process killed in between leaves
+    only temp files, and every destination holds its old or its new bytes. Directory fds are opened once per
+    directory (walked without following symlinks, like every write)."""
+
+    def __init__(self) -> None:
+        self.dirs: dict[tuple[str, ...], int] = {}
+        self.staged: list[tuple[int, str, str, str]] = []  # (dir fd, temp name, name, shown)
+
+    def dir_fd(self, root: Path, parts: Sequence[str], show: str) -> int:
+        key = (str(root), *parts)
+        if key not in self.dirs:
+            fd = open_dir(root, parts, create=True, show=show)
+            assert fd is not None  # with create=True it opens or raises
+            self.dirs[key] = fd
+        return self.dirs[key]
+
+    def commit(self) -> None:
+        shown = ""
+        try:
+            filesystems = {os.fstat(fd).st_dev: fd for fd in self.dirs.values()}.values()
+            for fd in filesystems if self.staged else ():
+                sync_filesystem(fd)  # every temp file's data, before any rename
+            for dir_fd, temp, name, shown in self.staged:  # discard() skips the temp names already renamed
+                _refuse_unless_regular(name, dir_fd, shown)
+                os.rename(temp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+            for fd in filesystems if self.staged else ():
+                sync_filesystem(fd)  # the renames (and removals before them), durable before the manifest
+        except OSError as exc:
+            raise OacError(f"cannot write {shown or 'files'}: {exc.strerror}") from None
+        finally:
+            self.discard()
+
+    def discard(self) -> None:
+        for dir_fd, temp, _name, _shown in self.staged:
+            with contextlib.suppress(OSError):
+                remove_temp(dir_fd, temp)
+        self.staged = []
+        for fd in self.dirs.values():
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        self.dirs = {}
+
+
+def sync_filesystem(fd: int) -> None:
+    """Make everything written to the filesystem holding `fd` durable: `syncfs(2)` where the C library has it
+    (one call for a whole batch of files: measured 0.1–0.5 s for 1,100 files here, against 1.4–5.9 s for an
+    fsync of each file and its directory), else `os.sync()`."""
+    call = _syncfs()
+    if call is None:
+        os.sync()
+    elif call(fd) != 0:
+        import ctypes
+
+        code = ctypes.get_errno()
+        raise OSError(code, os.strerror(code))
+
+
+@functools.cache
+def _syncfs() -> Any:
+    try:
+        import ctypes
+
+        function = ctypes.CDLL(None, use_errno=True).syncfs
+    except (OSError, AttributeError, ImportError):
+        return None
+    function.argtypes = [ctypes.c_int]
+    return function
 
 
 def remove_temp(dir_fd: int, temp: str) -> None:

@@ -112,20 +112,25 @@ def compile_command(factory: str | None, config_name: str | None, target: Path |
     Only files oac wrote are ever replaced or removed; user files, settings keys and rules stay.
     """
     root, factory, config_name, target, dialects = compile_request(factory, config_name, target, dialects)
-    resolved = load_registry(factory, str(root)).resolve_config(config_name)
-    outputs = [get_dialect(name).compile(resolved, source_root=root) for name in dialect_names(dialects)]
     passes = (True, False) if clean else (False,)  # --clean: take back what we wrote, then build
-    previews = [write_output(o, target, dialect=o.dialect, clean=wipe, dry_run=True, adopt=adopt)
-                for wipe in passes for o in outputs]
-    for warning in (w for o in outputs for w in o.warnings):
-        click.echo(f"warning: {warning}", err=True)
     if clean:
         click.echo(CLEAN_NOTE, err=True)
     if dry_run:
+        resolved = load_registry(factory, str(root)).resolve_config(config_name)
+        outputs = [get_dialect(name).compile(resolved, source_root=root) for name in dialect_names(dialects)]
+        previews = [write_output(o, target, dialect=o.dialect, clean=wipe, dry_run=True, adopt=adopt)
+                    for wipe in passes for o in outputs]
+        for warning in (w for o in outputs for w in o.warnings):
+            click.echo(f"warning: {warning}", err=True)
         for report in previews:
             print_report(report, verbose)
         return
-    for wipe in passes:
-        for report in compile_through_doit(factory, config_name, dialect_names(dialects), target, clean=wipe,
-                                           adopt=adopt, root=root):
-            print_report(report, verbose)  # the same doit tasks `doit compile` runs (tasks.compile_tasks)
+    warnings: list[str] = []
+    # the same doit tasks `doit compile` runs (tasks.compile_tasks): unchanged, only doit's up-to-date check runs
+    reports = [report for wipe in passes
+               for report in compile_through_doit(factory, config_name, dialect_names(dialects), target, clean=wipe,
+                                                  adopt=adopt, root=root, warnings=warnings)]
+    for warning in warnings:
+        click.echo(f"warning: {warning}", err=True)
+    for report in reports:
+        print_report(report, verbose)

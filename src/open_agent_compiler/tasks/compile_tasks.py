@@ -83,18 +83,12 @@ class CompileJob:
         self.reports: list[WriteReport] = []
         self.error: OacError | None = None
         self.adopt = False  # `oac compile --adopt`: take over files at compiled paths that oac did not write
+        self.factory = ""  # the factory spec it was planned from (saved for `oac compile`'s up-to-date check)
+        self.listed: list[str] = []
 
     @property
     def name(self) -> str:
-        """Named by the target as resolved (relative to the project root when inside it), never as typed: the
-        same folder is one task, and `out` typed in a subfolder is not the project's `out`."""
-        try:
-            label = self.where.relative_to(self.root).as_posix()
-        except ValueError:
-            label = self.where.as_posix()
-        raw = f"{self.entry.config}:{self.entry.dialect}:{label}"
-        safe = _UNSAFE.sub("_", raw)
-        return safe if safe == raw else f"{safe}~{xxhash.xxh32_hexdigest(raw.encode('utf-8', 'surrogatepass'))}"
+        return compile_task_name(self.root, self.entry)
 
     def write(self, clean: bool) -> TaskFailed | None:
         try:
@@ -116,6 +110,20 @@ class CompileJob:
             "uptodate": [CompilerUnchanged(), CompiledUnchanged(self.compiled)],
             "verbosity": 0,
         }
+
+
+def compile_task_name(root: Path, entry: CompileEntry) -> str:
+    """The doit task name of an entry (without the group), by its target as resolved (relative to the project
+    root when inside it), never as typed: the same folder is one task, and `out` typed in a subfolder is not the
+    project's `out`. `oac compile` finds its saved state by it."""
+    where = Path(os.path.abspath(entry.target))  # a relative target is relative to the working directory
+    try:
+        label = where.relative_to(root).as_posix()
+    except ValueError:
+        label = where.as_posix()
+    raw = f"{entry.config}:{entry.dialect}:{label}"
+    safe = _UNSAFE.sub("_", raw)
+    return safe if safe == raw else f"{safe}~{xxhash.xxh32_hexdigest(raw.encode('utf-8', 'surrogatepass'))}"
 
 
 class CompilerUnchanged:
@@ -146,9 +154,108 @@ def compiler_fingerprint() -> str:
 def _write_action(job: CompileJob, clean: bool, task: Any) -> TaskFailed | None:
     failed = job.write(clean)
     if failed is None and not clean:
-        task.values["compiler"] = compiler_fingerprint()
-        task.values["compiled"] = job.compiled
+        task.values.update(compiler=compiler_fingerprint(), compiled=job.compiled, **saved_state(job))
     return failed
+
+
+def saved_state(job: CompileJob) -> dict[str, Any]:
+    """What the next `oac compile` of this entry needs to find it up to date without loading the factory: the
+    factory, the files the compile read, each output's stamp (size, mtime) as this compile left it, the report
+    and the warnings."""
+    report = job.reports[-1]
+    where = Path(os.path.abspath(job.target))
+    paths = [*report.written, *report.unchanged, *(kept.path for kept in report.kept)]
+    return {"factory": job.factory, "file_dep": job.file_dep, "stamps": {rel: _stamp(where / rel) for rel in paths},
+            "listings": {folder: _listing(folder) for folder in job.listed},
+            "report": report.model_dump(mode="json"), "warnings": list(job.output.warnings)}
+
+
+def _listing(folder: str) -> str | None:
+    """The names in a folder user code listed while the factory ran (a read no `file_dep` can stand for)."""
+    try:
+        return digest_bytes("\0".join(sorted(os.listdir(folder))).encode("utf-8", "surrogateescape"))
+    except OSError:
+        return None
+
+
+def _stamp(path: Path) -> list[int] | None:
+    try:
+        found = os.lstat(path)
+    except OSError:
+        return None
+    return [found.st_mode, found.st_size, found.st_mtime_ns]
+
+
+class OutputsUnchanged:
+    """Up to date only for the same factory, and while every output is as the compile left it (one lstat each:
+    mode, size and mtime), so a file edited, replaced or deleted since is compiled (and reported) again."""
+
+    __signature__ = _TASK_VALUES
+
+    def __init__(self, factory: str, target: Path) -> None:
+        self.factory = factory
+        self.where = Path(os.path.abspath(target))
+
+    def __call__(self, task: Any, values: dict[str, Any]) -> bool:
+        stamps, listings = values.get("stamps"), values.get("listings")
+        return (values.get("factory") == self.factory and isinstance(stamps, dict) and isinstance(listings, dict)
+                and all(_stamp(self.where / rel) == stamp for rel, stamp in stamps.items())
+                and all(_listing(folder) == listed for folder, listed in listings.items()))
+
+
+class SavedCompile:
+    """An entry for `oac compile` as its last compile left it: doit checks the files it read (`file_dep`) and
+    our `uptodate` checks; when nothing changed that check is all that runs (no factory, no rendering, no
+    read-back). When doit runs the task, its action plans the entry (a `CompileJob`) and writes it, and the
+    task's `file_dep` become the ones this compile read (what doit saves)."""
+
+    def __init__(self, root: Path, factory: str, entry: CompileEntry, saved: dict[str, Any]) -> None:
+        self.root, self.factory, self.entry, self.saved = root, factory, entry, saved
+        self.job: CompileJob | None = None
+        self.error: OacError | None = None
+
+    @property
+    def name(self) -> str:
+        return compile_task_name(self.root, self.entry)
+
+    def task(self) -> dict[str, Any]:
+        deps = self.saved.get("file_dep")
+        deps = deps if isinstance(deps, list) else []
+        present = [dep for dep in deps if isinstance(dep, str) and os.path.isfile(dep)]
+        return {
+            "name": self.name,
+            "doc": f"compile config {self.entry.config!r} for {self.entry.dialect} into {self.entry.target}",
+            "actions": [(_saved_action, [self])],
+            "file_dep": present,  # a dep gone since: a different set than saved, so doit runs the task
+            "uptodate": [CompilerUnchanged(), OutputsUnchanged(self.factory, self.entry.target)],
+            "verbosity": 0,
+        }
+
+    def reports(self) -> list[WriteReport]:
+        if self.job is not None:
+            return self.job.reports
+        report = WriteReport.model_validate(self.saved["report"])  # up to date: every output as it was left
+        unchanged = tuple(dict.fromkeys([*report.written, *report.unchanged]))
+        return [report.model_copy(update={"written": (), "removed": (), "adopted": (), "unchanged": unchanged,
+                                          "target": str(self.entry.target)})]  # as given this time
+
+    def warnings(self) -> list[str]:
+        return list(self.job.output.warnings) if self.job is not None else list(self.saved.get("warnings") or [])
+
+
+def _saved_action(saved: SavedCompile, task: Any) -> TaskFailed | None:
+    try:
+        saved.job = plan_jobs(saved.root, saved.factory, [saved.entry])[0]
+    except OacError as exc:
+        saved.error = exc
+        return TaskFailed(str(exc))
+    task.file_dep = set(saved.job.file_dep)
+    failed = _write_action(saved.job, False, task)
+    saved.error = saved.job.error
+    return failed
+
+
+_saved_action.__signature__ = inspect.signature(_saved_action)  # type: ignore[attr-defined]
 
 
 _write_action.__signature__ = inspect.signature(_write_action)  # type: ignore[attr-defined]
@@ -172,6 +279,8 @@ def plan_jobs(root: Path, factory: str, entries: Sequence[CompileEntry]) -> list
     for entry in entries:
         resolved = load_resolved(factory, root, entry.config)
         job = CompileJob(root, entry, resolved, project_sources(root))
+        job.factory = factory
+        job.listed = [path for path in project_sources(root) if path.endswith("/")]  # folders user code listed
         # doit allows one task per target: a file two dialects write (a shared script) is listed by the first
         job.targets = [path for path in job.targets if path not in claimed]
         claimed.update(job.targets)
@@ -222,13 +331,52 @@ class _JobLoader(TaskLoader2):
         return generate_tasks(COMPILE_GROUP, (job.task() for job in self.jobs), "oac compile")
 
 
+class _SavedLoader(TaskLoader2):
+    """The entries' tasks built from the state doit saved for them (read through doit's dep manager)."""
+
+    def __init__(self, root: Path, factory: str, entries: list[CompileEntry]) -> None:
+        super().__init__()
+        self.root, self.factory, self.entries = root, factory, entries
+        self.saved: list[SavedCompile] = []
+
+    def load_doit_config(self) -> dict[str, Any]:
+        return _JobLoader.load_doit_config(self)  # type: ignore[arg-type]
+
+    def load_tasks(self, cmd: Any, pos_args: list[str]) -> list[Any]:
+        values = cmd.dep_manager.get_values
+        self.saved = [SavedCompile(self.root, self.factory, entry,
+                                   values(f"{COMPILE_GROUP}:{compile_task_name(self.root, entry)}"))
+                      for entry in self.entries]
+        return generate_tasks(COMPILE_GROUP, (saved.task() for saved in self.saved), "oac compile")
+
+
 def compile_through_doit(factory: str, config: str, dialects: Sequence[str], target: Path, *,
-                         clean: bool = False, adopt: bool = False, root: Path | None = None) -> list[WriteReport]:
-    """`oac compile`: the same tasks `doit compile` runs (state shared), always executed so every file is
-    checked and reported; returns one report per dialect. Bad input raises OacError."""
+                         clean: bool = False, adopt: bool = False, root: Path | None = None,
+                         warnings: list[str] | None = None) -> list[WriteReport]:
+    """`oac compile`: the same tasks `doit compile` runs (state shared); returns one report per dialect and adds
+    the compile's warnings to `warnings`. Bad input raises OacError.
+
+    Once the project has doit state, an entry's task comes from what its last compile saved: unchanged, it is
+    doit's up-to-date check and nothing more. The first compile (no state yet: bad input is refused before
+    anything is written), `--clean` and `--adopt` plan every entry first and always execute."""
     from open_agent_compiler.tasks.run import BACKEND_LOCATION, BACKEND_NAME
     root = (root or Path.cwd()).resolve()
-    jobs = plan_jobs(root, factory, [CompileEntry(config=config, dialect=d, target=target) for d in dialects])
+    entries = [CompileEntry(config=config, dialect=d, target=target) for d in dialects]
+    if not clean and not adopt and (root / STATE_DIR / STATE_DB).is_file():
+        loader = _SavedLoader(root, factory, entries)
+        main = DoitMain(loader, config_filenames=(), extra_config={"BACKEND": {BACKEND_NAME: BACKEND_LOCATION}})
+        code = main.run(["run"] + [f"{COMPILE_GROUP}:{compile_task_name(root, entry)}" for entry in entries])
+        for saved in loader.saved:
+            if saved.error is not None:
+                raise saved.error
+        if code not in (0, None) or len(loader.saved) != len(entries):
+            raise OacError(f"compile failed (doit exit {code})")
+        if warnings is not None:
+            warnings.extend(w for saved in loader.saved for w in saved.warnings())
+        return [report for saved in loader.saved for report in saved.reports()]
+    jobs = plan_jobs(root, factory, entries)
+    if warnings is not None and not clean:
+        warnings.extend(w for job in jobs for w in job.output.warnings)
     for job in jobs:
         job.adopt = adopt
     argv = ["clean"] if clean else ["run", "--always-execute"]
