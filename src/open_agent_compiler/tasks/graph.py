@@ -37,6 +37,7 @@ from open_agent_compiler.testing.keys import KeyParts, callable_specs
 from open_agent_compiler.testing.mocks import resolve_mock
 from open_agent_compiler.testing.prefetch import HandlerPrefetch
 from open_agent_compiler.testing.results import TestOutcome, now_iso
+from open_agent_compiler.testing import leftovers
 from open_agent_compiler.testing.runner import RunSettings, handler_call, run_case
 
 TEST_GROUP = "test"
@@ -94,6 +95,7 @@ class TestPlan:
 
     def __init__(self, options: TestOptions) -> None:
         check_state_paths(options)  # every place the run writes is usable, before anything runs
+        leftovers.clean(options.root)  # harness processes and scratch folders a killed run left (by pid file)
         self.options = options
         self.run_id = uuid.uuid4().hex
         self.root = options.root  # resolved once: `options.root` resolves the path on every call

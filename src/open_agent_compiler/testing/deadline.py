@@ -22,8 +22,15 @@ T = TypeVar("T")
 _current = threading.local()
 
 
+SETTLE = 2.0  # seconds the stopped operation may take to end on its own and say what it was doing
+
+
 class TimedOut(Exception):
-    """The deadline passed; the message is `timed out after Ns` (plus what was running)."""
+    """The deadline passed; the message is `timed out after Ns` (plus what was running). `late`: the operation's
+    own outcome when it ended within `SETTLE` seconds after its stoppers ran ((True, result) or (False, error)) —
+    a caller may prefer a late *failure*'s words (e.g. which harness turn hung); a late result is never a pass."""
+
+    late: tuple[bool, object] | None = None
 
 
 class Deadline:
@@ -35,6 +42,7 @@ class Deadline:
         self._lock = threading.Lock()
         self._stoppers: list[Callable[[], None]] = []
         self._expired = False
+        self._stoppers_ran = False  # something started outside this process was stopped: it may settle
 
     # the clock -----------------------------------------------------------------------------------------------
     def remaining(self) -> float:
@@ -71,6 +79,7 @@ class Deadline:
         with self._lock:
             stoppers, self._stoppers = self._stoppers, []
             self._expired = True
+            self._stoppers_ran = self._stoppers_ran or bool(stoppers)
         for stopper in stoppers:
             _quietly(stopper)
 
@@ -94,7 +103,10 @@ class Deadline:
         worker.start()
         if not done.wait(self.remaining()) and not done.is_set():
             self.expire()
-            raise self.error(self.message(what))
+            timed_out = self.error(self.message(what))
+            if done.wait(SETTLE if self._stoppers_ran else 0.0):
+                timed_out.late = outcome[0]  # type: ignore[attr-defined]
+            raise timed_out
         ok, value = outcome[0]
         if ok:
             return value  # type: ignore[no-any-return]

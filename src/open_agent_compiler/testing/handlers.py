@@ -193,9 +193,8 @@ class StartedHandler:
                 if selector.select(min(remaining, 3600.0)):  # capped: select refuses very large timeouts
                     self.pump()
 
-    def outcome(self) -> HandlerOutcome:
-        if self._result is not None:
-            return self._result
+    def report(self) -> dict[str, Any]:
+        """The keeper's report, waiting for it (bounded by its deadline and the test's); the pipes are let go."""
         forget = stop_at_deadline(self.stop)  # the test's deadline (enforced from outside this thread) kills it
         try:
             self._wait()
@@ -211,7 +210,11 @@ class StartedHandler:
             except ValueError:
                 report = {"answer": None, "exit": None, "output": "the handler's keeper ended without a report"}
         self._close()
-        self._result = _outcome(report, self.timeout)
+        return report
+
+    def outcome(self) -> HandlerOutcome:
+        if self._result is None:
+            self._result = _outcome(self.report(), self.timeout)
         return self._result
 
     def cancel(self) -> None:

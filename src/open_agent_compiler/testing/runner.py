@@ -176,6 +176,9 @@ def run_case(case: TestCase, resolved: ResolvedConfig, settings: RunSettings,
     except TimedOut as exc:
         if handler is not None:
             handler.stop()  # (the deadline's stoppers already did, if its wait had begun)
+        late = exc.late[1] if exc.late is not None and exc.late[0] else None
+        if isinstance(late, TestOutcome) and late.status == "fail":  # its own words: e.g. which turn hung
+            return strictly(late) if settings.strict else late
         outcome = TestOutcome(status="fail", score=0.0, evidence=(_check("deadline", False, str(exc)),),
                               duration_s=time.perf_counter() - started)
     return strictly(outcome) if settings.strict else outcome
