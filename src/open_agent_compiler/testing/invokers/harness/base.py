@@ -111,6 +111,37 @@ print(json.dumps(answer.get("output")))
 '''
 
 
+# bash builtins and keywords: a shim on PATH is never what runs for these, so the words after them would run
+SHELL_WORDS = frozenset("""! [[ ]] { } case coproc do done elif else esac fi for function if in select then time
+until while . : alias bg bind break builtin caller cd command compgen complete continue declare dirs disown echo
+enable eval exec exit export false fc fg getopts hash help history jobs kill let local logout mapfile popd printf
+pushd pwd read readarray readonly return set shift shopt source suspend test times trap true type typeset ulimit
+umask unalias unset wait""".split())
+
+
+def shim_target(prefix: str) -> tuple[str, str | None]:
+    """(the program a tool command runs, why it cannot be shimmed or None)."""
+    lexer = shlex.shlex(prefix, posix=True, punctuation_chars=True)
+    lexer.whitespace_split = True
+    try:
+        words = list(lexer)
+    except ValueError:
+        return prefix, "a command that does not parse"
+    if not words:
+        return prefix, "an empty command"
+    program = words[0]
+    if os.path.isabs(program):
+        return program, "an absolute program path"
+    if "=" in program:
+        return program, "a variable assignment before the program"
+    if program in SHELL_WORDS:
+        return program, "a shell builtin or keyword"
+    operators = [word for word in words if word and set(word) <= set("();<>|&")]
+    if operators or any(c in prefix for c in "`$"):
+        return program, f"shell syntax in the command ({(operators or ['$ or `'])[0]})"
+    return program, None
+
+
 class Scratch:
     """A throw-away directory: `home` (HOME and XDG dirs), `project` (a copy of the build), `bin` (shims)."""
 
@@ -126,15 +157,20 @@ class Scratch:
         shutil.copytree(agent.build_dir, self.project, symlinks=True)
 
     def write_shims(self, agent: CompiledAgent, url: str) -> None:
-        """The mock build: every tool's program (first word of its command) answers through the shim."""
+        """The mock build: every tool's program (first word of its command) answers through the shim. A command
+        whose program cannot be replaced here (an absolute path, a path leaving the build, a shell builtin or
+        an assignment or operator in the prefix) would run the real program: `InvokerError` naming it."""
         for tool in agent.tools.values():
             prefix = command_prefix(tool)
             if not prefix:
                 continue
-            program = shlex.split(prefix)[0]
+            program, why = shim_target(prefix)
             target = self.project / program if "/" in program else self.bin / program
-            if not target.resolve().is_relative_to(self.root):
-                continue  # an absolute program path outside the scratch is never overwritten
+            if why is None and not target.resolve().is_relative_to(self.root):
+                why = "a path outside the build copy"
+            if why is not None:
+                raise InvokerError(f"tool {tool.name!r} runs {program!r} ({why}), which cannot be replaced by a "
+                                   "mock shim: in a harness test no real tool program may run")
             target.parent.mkdir(parents=True, exist_ok=True)
             target.unlink(missing_ok=True)  # never write through a copied symlink
             target.write_text(SHIM.format(python=sys.executable, program=program, url=url + "/oac/tool"))
