@@ -26,9 +26,9 @@ from open_agent_compiler.tasks import planning
 from open_agent_compiler.testing.judges import judge_key, load_judge
 from open_agent_compiler.tasks.backend import OacStateDB
 from open_agent_compiler.tasks.build_sync import build_intact, sync_build
-from open_agent_compiler.tasks.records import append_record, build_record
+from open_agent_compiler.tasks.records import ResultsLogLost, append_record, build_record
 from open_agent_compiler.tasks.settings import TestOptions
-from open_agent_compiler.errors import OacError
+from open_agent_compiler.errors import OacError, ResultsError
 from open_agent_compiler.tasks.state_paths import check_state_paths
 from open_agent_compiler.testing import project_imports
 from open_agent_compiler.testing.discovery import TestCase
@@ -347,7 +347,10 @@ def test_action(run_id: str, task: Any) -> None | TaskFailed:
         task.file_dep = {*task.file_dep, *(str(plan.root / path) for path in imports)}
     finished = now_iso()
     # The record is durable before doit can save this test as green (it does that after we return).
-    append_record(plan, build_record(plan, test_id, outcome, finished))
+    try:
+        append_record(plan, build_record(plan, test_id, outcome, finished))
+    except ResultsError as exc:  # no record, no green: the run stops here with one line (exit 2)
+        raise ResultsLogLost(str(exc)) from None
     # a task's own meta from here on (test tasks start out sharing their plan's): back to doit's main process
     task.meta = {**task.meta, "oac_outcome": outcome, "oac_finished": finished, "oac_recorded": True}
     if outcome.status == "fail":

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
+from open_agent_compiler.compiler.scripts import check_script_targets
 from open_agent_compiler.compiler.dialects import get_dialect
 from open_agent_compiler.compiler.output import CompiledOutput
 from open_agent_compiler.model.factory import load_registry
@@ -28,7 +29,9 @@ def load(options: TestOptions) -> ResolvedConfig:
     """Import the factory (project modules from source, their imports recorded) and resolve the config."""
     project_imports.install(options.root)
     # load_registry turns SystemExit and any other BaseException of the factory (but Ctrl-C) into one line
-    return load_registry(options.factory, str(options.root)).resolve_config(options.config)
+    resolved = load_registry(options.factory, str(options.root)).resolve_config(options.config)
+    check_script_targets(resolved)  # as `oac compile` does, before anything is written
+    return resolved
 
 
 def discover_tests(resolved: ResolvedConfig, options: TestOptions) -> list[TestCase]:
