@@ -37,9 +37,13 @@ def test_control_characters_in_evidence_are_escaped_on_the_terminal(tmp_path: Pa
 
 def test_an_error_line_naming_hostile_input_is_escaped_too(tmp_path: Path) -> None:
     root = quickstart(tmp_path)
-    done = subprocess.run([OAC, "test", "agents:registry", "--config", "pr\x1b[2Jod"], cwd=root,
+    (root / "hostile_factory.py").write_text(f"def registry():\n    raise ValueError({HOSTILE!r})\n")
+    done = subprocess.run([OAC, "test", "hostile_factory:registry", "--config", "prod"], cwd=root,
                           capture_output=True, timeout=120)
-    assert done.returncode == 2 and b"\x1b" not in done.stderr and b"\\x1b[2J" in done.stderr
+    assert done.returncode == 2 and b"raised ValueError" in done.stderr
+    for raw in (b"\x1b", b"\x07", b"\r", b"\x7f", "\x9b".encode()):
+        assert raw not in done.stderr, (raw, done.stderr)
+    assert b"\\x1b[2J" in done.stderr
 
 
 ENOSPC = '''
