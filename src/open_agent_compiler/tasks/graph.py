@@ -100,15 +100,18 @@ class TestPlan:
         self.run_id = uuid.uuid4().hex
         self.root = options.root  # resolved once: `options.root` resolves the path on every call
         self.results_path = options.results_path
-        self.resolved: ResolvedConfig = planning.load(options)
+        # user code that runs at load time is bounded by the run's --timeout: blocked, it is one line and exit 2
+        self.resolved: ResolvedConfig = planning.bounded(options, f"factory {options.factory!r}", planning.load,
+                                                         options)
         self.cases = planning.discover_tests(self.resolved, options)
         invoker = None
         if options.invoker:  # the invokers (and what they import) load only when agent tests will run
             from open_agent_compiler.testing.invokers.select import load_invoker
 
-            invoker = load_invoker(options.invoker, root=self.root, factory=options.factory,
-                                   script=options.invoker_script, dialect=options.dialect)
-        judge = load_judge(options.judge, self.root)
+            invoker = planning.bounded(options, f"invoker {options.invoker!r}", partial(
+                load_invoker, options.invoker, root=self.root, factory=options.factory,
+                script=options.invoker_script, dialect=options.dialect))
+        judge = planning.bounded(options, f"judge {options.judge!r}", load_judge, options.judge, self.root)
         self.invoker_key = invoker.info.key() if invoker is not None else None  # part of agent tests' keys
         self.judge_key = judge_key(options.judge, judge, self.root)  # part of the keys of tests with llm_judge
         self.by_id = {case.test_id: case for case in self.cases}

@@ -6,11 +6,15 @@ Only `compile` and `key` touch caches (the render memo, the key cache, the state
 they do it at their edges: read before, write after, never in the middle of the computation.
 """
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
 from open_agent_compiler.compiler.scripts import check_script_targets
+from open_agent_compiler.errors import OacError
+from open_agent_compiler.testing.deadline import Deadline, TimedOut
 from open_agent_compiler.compiler.dialects import get_dialect
 from open_agent_compiler.compiler.output import CompiledOutput
 from open_agent_compiler.model.factory import load_registry
@@ -24,6 +28,18 @@ from open_agent_compiler.testing import project_imports
 from open_agent_compiler.testing.discovery import TestCase, discover, select
 from open_agent_compiler.testing.keys import FileDigests, KeyParts, key_parts
 
+
+T = TypeVar("T")
+
+
+def bounded(options: TestOptions, what: str, function: Callable[..., T], *args: Any) -> T:
+    """`function(*args)` — user code run at load time (factories, model scripts, judges, invokers) — bounded by
+    the one deadline (`testing.deadline`) of the run's `--timeout`: past it, one line (exit 2)."""
+    try:
+        return Deadline(options.timeout).run(function, *args)
+    except TimedOut:
+        raise OacError(f"{what} timed out after {options.timeout:g}s while loading (waiting for something?)") \
+            from None
 
 def load(options: TestOptions) -> ResolvedConfig:
     """Import the factory (project modules from source, their imports recorded) and resolve the config."""
