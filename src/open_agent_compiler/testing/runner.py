@@ -162,6 +162,21 @@ def test_deadline(case: TestCase, settings: RunSettings) -> Deadline:
     return Deadline(settings.timeout)
 
 
+def _runs_user_code(case: TestCase, resolved: ResolvedConfig) -> bool:
+    """Whether the test may run user code in this process (which may block): an agent test (scripts, invokers),
+    a callable mock, a project evaluator or an LLM judge. Tests without are not worth a thread (~0.1 ms each)."""
+    if case.kind == "agent":
+        return True
+    evaluators = list(case.test.evaluators)
+    if any(evaluator.kind == "llm_judge" or not type(evaluator).__module__.startswith("open_agent_compiler.")
+           for evaluator in evaluators):
+        return True
+    if case.kind == "tool" and case.tool is not None:
+        mock = _mock_of(case, resolved)[0]
+        return mock is not None and mock.kind not in ("fixed", "sequence", "echo")
+    return False
+
+
 def run_case(case: TestCase, resolved: ResolvedConfig, settings: RunSettings,
              artifact_paths: tuple[str, ...] = (), handler: StartedHandler | None = None,
              artifacts: Mapping[str, bytes] | None = None) -> TestOutcome:
@@ -170,6 +185,9 @@ def run_case(case: TestCase, resolved: ResolvedConfig, settings: RunSettings,
     the deadline the test FAILs `timed out after Ns` whatever still blocks, and the run goes on."""
     started = time.perf_counter()
     deadline = test_deadline(case, settings)
+    if not _runs_user_code(case, resolved):  # only our own code in this process (a handler has its keeper)
+        outcome = _run_case(case, resolved, settings, artifact_paths, handler, artifacts, deadline)
+        return strictly(outcome) if settings.strict else outcome
     try:
         outcome = deadline.run(_run_case, case, resolved, settings, artifact_paths, handler, artifacts, deadline,
                                what="")

@@ -154,7 +154,12 @@ class Scratch:
         for path in (self.home / ".config", self.home / ".local/share", self.home / ".local/state",
                      self.home / ".cache", self.root / "tmp", self.bin):
             path.mkdir(parents=True)
-        shutil.copytree(agent.build_dir, self.project, symlinks=True)
+        try:
+            shutil.copytree(agent.build_dir, self.project, symlinks=True)
+        except (OSError, shutil.Error) as exc:  # a build removed or unreadable since its compile: one line
+            self.remove()
+            why = exc.strerror if isinstance(exc, OSError) and exc.strerror else "files could not be copied"
+            raise InvokerError(f"cannot copy the build {agent.build_dir}: {why}") from None
 
     def write_shims(self, agent: CompiledAgent, url: str) -> None:
         """The mock build: every tool's program (first word of its command) answers through the shim. A command
