@@ -139,3 +139,54 @@ def test_a_pid_file_of_a_live_run_or_not_ours_is_left_alone(tmp_path: Path) -> N
         import shutil
 
         shutil.rmtree(live, ignore_errors=True)
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_to_oac_mid_turn_stops_the_harness_and_removes_its_scratch(signum: int, project) -> None:
+    root, report, env = project
+    oac = start_oac(root, env)
+    try:
+        seen = mid_turn(report)
+        os.kill(oac.pid, signum)
+        oac.communicate(timeout=60)
+        assert oac.returncode == 128 + signum
+        assert wait_for(lambda: not alive(seen["pid"]) and not alive(seen["grandchild"]))
+        assert wait_for(lambda: not Path(seen["scratch"]).exists())
+    finally:
+        with __import__("contextlib").suppress(ProcessLookupError):
+            os.killpg(oac.pid, signal.SIGKILL)
+
+
+@pytest.mark.harness
+def test_kill_9_of_oac_mid_turn_of_real_opencode_leaves_nothing(tmp_path: Path) -> None:
+    """The same with the real `opencode` (skipped when it is not installed): its whole tree goes."""
+    import shutil
+
+    from open_agent_compiler.testing import leftovers
+
+    harnesses = Path(os.environ.get("HARNESS_DIR", Path.home() / ".cache" / "oac" / "harnesses"))
+    try:
+        entry = json.loads((harnesses / "status.json").read_text())["harnesses"]["opencode"]
+    except (OSError, ValueError, KeyError):
+        pytest.skip(f"opencode: no entry in {harnesses}/status.json: run .ci/install-harnesses")
+    if not entry.get("available") or not Path(entry.get("bin", "")).exists():
+        pytest.skip("opencode: binary missing")
+    root = tmp_path / "project"
+    shutil.copytree(REPO / "examples" / "quickstart", root, ignore=shutil.ignore_patterns(".oac", "__pycache__"))
+    (root / "agents_scripts.py").write_text("import threading\n\n\ndef hang(view):\n    threading.Event().wait()\n\n\n"
+                                            "SCRIPTS = {'echo-conversation': hang}\n")
+    oac = start_oac(root, dict(os.environ, HARNESS_DIR=str(harnesses)))
+    try:
+        procs = root / ".oac" / "procs"
+        assert wait_for(lambda: procs.is_dir() and any(procs.iterdir()), 60)
+        scratch = json.loads(next(procs.iterdir()).read_text())["scratch"]
+        marked = lambda: [int(p) for p in os.listdir("/proc") if p.isdigit() and alive(int(p))  # noqa: E731
+                          and leftovers._marked(int(p), scratch)]
+        assert wait_for(lambda: len(marked()) > 0, 60)  # opencode runs (and asks the hanging model)
+        os.kill(oac.pid, signal.SIGKILL)
+        oac.communicate(timeout=30)
+        assert wait_for(lambda: not marked(), 20), marked()
+        assert wait_for(lambda: not Path(scratch).exists())
+    finally:
+        with __import__("contextlib").suppress(ProcessLookupError):
+            os.killpg(oac.pid, signal.SIGKILL)
