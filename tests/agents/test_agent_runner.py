@@ -187,3 +187,20 @@ def test_a_tool_without_mock_runs_its_real_handler_unless_hermetic(tmp_path: Pat
     hermetic = run_case(case, resolved, RunSettings(project_root=tmp_path, build_dir=tmp_path, invoker=invoker,
                                                     hermetic=True))
     assert hermetic.status == "fail" and "--hermetic: tool 'upper' has no mock" in hermetic.first_failure()
+
+
+def test_test_level_evaluators_see_every_turns_text_not_only_the_last() -> None:
+    test = AgentTest(name="t", turns=(Turn(prompt="a"), Turn(prompt="b"), Turn(prompt="c")),
+                     evaluators=(SubstringEvaluator(needle="FIRST-TURN"), SubstringEvaluator(needle="MIDDLE-TURN"),
+                                 SubstringEvaluator(needle="LAST-TURN")))
+    script = ScriptedModel(turns=[[reply("FIRST-TURN")], [reply("MIDDLE-TURN")], [reply("LAST-TURN")]])
+    outcome = run(test, [COUNTER], script)
+    assert outcome.status == "pass", outcome.first_failure()
+    assert [r.passed for r in outcome.evidence] == [True, True, True]
+
+
+def test_a_script_calling_a_tool_fails_when_the_agent_has_no_tool_at_all() -> None:
+    test = AgentTest(name="t", prompt="p")
+    outcome = run(test, [], ScriptedModel(turns=[[call("count"), reply("done")]]))
+    assert outcome.status == "fail"
+    assert "script calls tool 'count', which agent 'primary' cannot call (it can: none)" in outcome.first_failure()

@@ -7,10 +7,12 @@ import subprocess
 import urllib.request
 from pathlib import Path
 
+import pytest
+
 from open_agent_compiler import BashToolPermission, MockResponse, ToolDefinition, ToolDefinitionHeader, ToolDefinitionLogicBash
 from open_agent_compiler.testing.invokers.harness.base import Scratch
 from open_agent_compiler.testing.invokers.model_server import ScriptedModelServer
-from open_agent_compiler.testing.invokers.protocol import CompiledAgent, ToolDispatcher
+from open_agent_compiler.testing.invokers.protocol import CompiledAgent, InvokerError, ToolDispatcher
 from open_agent_compiler.testing.invokers.script import ScriptedModel, call, reply
 from open_agent_compiler.testing.mocks import MockSession
 
@@ -109,3 +111,93 @@ def test_mock_build_shims_answer_tool_commands_from_the_mocks(tmp_path: Path) ->
     assert json.loads(run.stdout) == {"n": 1}
     assert [(c.tool_name, c.arguments) for c in server.dispatcher.log] == [("echo-tool", {"text": "hi", "count": 2})]
     assert not scratch.root.exists()
+
+
+def raw_request(port: int, method: str, path: str, host: str, body: bytes = b"{}") -> int:
+    """The status of one request with a chosen Host header (urllib would set its own)."""
+    import http.client
+
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    try:
+        connection.putrequest(method, path, skip_host=True)
+        connection.putheader("Host", host)
+        connection.putheader("content-type", "application/json")
+        connection.putheader("content-length", str(len(body)))
+        connection.endheaders(body)
+        return connection.getresponse().status
+    finally:
+        connection.close()
+
+
+def test_endpoints_need_the_runs_secret_path_and_a_loopback_host(tmp_path: Path) -> None:
+    with server_for(tmp_path, MODEL) as server:
+        server.begin_turn(1, "go")
+        secret = server.base_url.removeprefix(f"http://127.0.0.1:{server.port}")
+        command = json.dumps({"command": "uv run scripts/echo.py --text hi"}).encode()
+        assert len(secret) > 20
+        for path in ("/oac/tool", "/v1/oac/tool", "/oac-wrong/oac/tool", secret + "x/oac/tool"):
+            assert raw_request(server.port, "POST", path, f"127.0.0.1:{server.port}", command) == 403
+        for host in ("evil.example", f"evil.example:{server.port}", "127.0.0.1:1", ""):
+            assert raw_request(server.port, "POST", secret + "/oac/tool", host, command) == 403
+        assert raw_request(server.port, "GET", "/v1/models", f"127.0.0.1:{server.port}") == 403
+        assert server.dispatcher.log == [] and server.requests == []  # nothing ran, nothing was asked
+        assert raw_request(server.port, "POST", secret + "/oac/tool", f"localhost:{server.port}", command) == 200
+        assert len(server.dispatcher.log) == 1
+
+
+@pytest.mark.parametrize("command, why", [
+    ("{marker} *", "an absolute program path"),
+    ("/usr/bin/env touch x *", "an absolute program path"),
+    ("../../outside/run.sh *", "a path outside the build copy"),
+    ("FOO=1 uv run scripts/echo.py *", "a variable assignment"),
+    ("exec uv run scripts/echo.py *", "a shell builtin"),
+    ("command uv run scripts/echo.py *", "a shell builtin"),
+    ("uv run scripts/echo.py; touch x *", "shell syntax"),
+    ("uv run scripts/echo.py && touch x *", "shell syntax"),
+    ("uv run $(touch x) *", "shell syntax"),
+])
+def test_a_command_that_cannot_be_shimmed_fails_naming_it(tmp_path: Path, command: str, why: str) -> None:
+    marker = tmp_path / "real-program-ran"
+    real = tmp_path / "real.sh"
+    real.write_text(f"#!/bin/sh\ntouch {marker}\n")
+    real.chmod(0o755)
+    tool = ToolDefinition(header=ToolDefinitionHeader(name="abs-tool", description="a"),
+                          bash_tool=ToolDefinitionLogicBash(permission_bash=BashToolPermission(
+                              allowed_commands=[command.format(marker=real)])),
+                          mock=MockResponse(kind="echo"))
+    agent = CompiledAgent(dialect="opencode", build_dir=tmp_path, project_root=tmp_path, slot="primary",
+                          compiled_name="primary", tools={"abs-tool": tool})
+    scratch = Scratch(agent)
+    try:
+        with pytest.raises(InvokerError) as refused:
+            scratch.write_shims(agent, "http://127.0.0.1:9/x")
+    finally:
+        scratch.remove()
+    assert "tool 'abs-tool' runs" in str(refused.value) and why in str(refused.value)
+    assert not marker.exists()
+
+
+def test_a_harness_run_with_an_unshimmable_command_fails_the_test_before_the_harness_starts(tmp_path: Path) -> None:
+    """With `--hermetic` and a mock on the tool, an absolute program path used to run the real program."""
+    from open_agent_compiler.model.core.test_model import AgentTest
+    from open_agent_compiler.testing.invokers.harness import HarnessInvoker
+    from open_agent_compiler.testing.invokers.harness.base import HarnessBinary
+    from open_agent_compiler.testing.invokers.protocol import Deadline
+
+    started = tmp_path / "harness-started"
+    fake = tmp_path / "fake-harness"
+    fake.write_text(f"#!/bin/sh\ntouch {started}\n")
+    fake.chmod(0o755)
+    marker = tmp_path / "real-program-ran"
+    tool = ToolDefinition(header=ToolDefinitionHeader(name="abs-tool", description="a"),
+                          bash_tool=ToolDefinitionLogicBash(permission_bash=BashToolPermission(
+                              allowed_commands=[f"/usr/bin/touch {marker} *"])),
+                          mock=MockResponse(kind="echo"))
+    agent = CompiledAgent(dialect="opencode", build_dir=tmp_path, project_root=tmp_path, slot="primary",
+                          compiled_name="primary", tools={"abs-tool": tool})
+    invoker = HarnessInvoker("opencode", HarnessBinary(name="opencode", argv=(str(fake),)), {"t": MODEL}, "s", None)
+    dispatcher = ToolDispatcher(agent.tools, None, MockSession(), hermetic=True, timeout=5)
+    with pytest.raises(InvokerError, match="'/usr/bin/touch' \\(an absolute program path\\)"):
+        with invoker.session(agent, AgentTest(name="t", prompt="p"), dispatcher, Deadline(30)) as session:
+            session.turn(1, "p")
+    assert not started.exists() and not marker.exists()

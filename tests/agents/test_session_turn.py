@@ -59,3 +59,13 @@ def test_a_failed_turn_is_one_error_naming_the_command(scratch: Scratch, script:
     with pytest.raises(InvokerError) as failed:
         turn(scratch, server, script)
     assert str(failed.value).startswith(expected) and server.ended == []
+
+
+def test_a_build_missing_since_its_compile_is_one_line_and_leaves_no_scratch(tmp_path: Path) -> None:
+    agent = CompiledAgent(dialect="opencode", build_dir=tmp_path / ".oac" / "build" / "gone", project_root=tmp_path,
+                          slot="primary", compiled_name="primary")
+    with pytest.raises(InvokerError) as failed:
+        Scratch(agent)
+    assert str(failed.value).startswith(f"cannot copy the build {tmp_path / '.oac' / 'build' / 'gone'}: ")
+    assert "\n" not in str(failed.value) and "FileNotFoundError" not in str(failed.value)
+    assert not list((tmp_path / ".oac" / "procs").iterdir())  # its pid file went with it

@@ -1,5 +1,6 @@
 """Standard output that a closed pipe cannot break: `oac test | head -1` ends quietly.
 
+Every write is made terminal-safe first (control characters shown as escapes, `testing.xml_text.terminal_safe`).
 When the reader goes away, stdout is pointed at /dev/null and the run goes on to its end, so every test that
 was started is still recorded and the exit code is the run's own (0, 1, 2 or 130), never a traceback.
 """
@@ -8,6 +9,8 @@ import io
 import os
 import sys
 from typing import Any, TextIO
+
+from open_agent_compiler.testing.xml_text import terminal_safe
 
 
 class QuietPipe(io.TextIOBase):
@@ -34,7 +37,8 @@ class QuietPipe(io.TextIOBase):
         if self.broken and self._stream.closed:
             return len(text)
         try:
-            return self._stream.write(text)
+            self._stream.write(terminal_safe(text))  # no ESC or CR of user text reaches the terminal raw
+            return len(text)
         except OSError as error:
             self._lost_reader(error)
             return len(text)

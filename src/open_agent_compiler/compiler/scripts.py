@@ -21,6 +21,14 @@ def _read_source(source: str, root: Path, tool: str) -> bytes:
         raise OacError(f"tool {tool!r}: cannot read script source {source!r}: {exc.strerror}") from None
 
 
+def check_script_targets(resolved: ResolvedConfig) -> None:
+    """Every script target of the config is a safe output path (characters, length): `oac compile` and `oac test`
+    call this right after loading, before either writes anything."""
+    for reachable in resolved.tools():
+        for script in reachable.tool.scripts():
+            check_output_path(script.target_file_path, f"script target of tool {reachable.tool.name!r}")
+
+
 def script_files(resolved: ResolvedConfig, source_root: Path | None) -> list[CompiledFile]:
     root = source_root if source_root is not None else Path.cwd()
     files: dict[str, tuple[str, CompiledFile]] = {}

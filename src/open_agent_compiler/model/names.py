@@ -6,7 +6,9 @@ from open_agent_compiler.errors import UnsafeNameError
 # One path segment: starts alphanumeric, then alphanumerics, dot, dash, underscore. No separators, no '..'.
 _SEGMENT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 _POSTFIX = re.compile(r"[A-Za-z0-9._-]{0,64}")
-_CONTROL = re.compile(r"[\x00-\x1f]")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+NAME_MAX = 255  # bytes of one path segment on the usual file systems (ext4, APFS, NTFS...)
+PATH_MAX = 1024  # bytes of a whole relative path we emit
 
 
 def check_segment(value: str, what: str) -> str:
@@ -37,4 +39,10 @@ def check_relative_path(value: str, what: str) -> str:
         raise UnsafeNameError(f"unsafe {what} {value!r}: must name a file inside the target directory")
     if _CONTROL.search(value):
         raise UnsafeNameError(f"unsafe {what} {value!r}: control characters are not allowed")
+    longest = max(relative_parts(value), key=lambda part: len(part.encode("utf-8", "surrogatepass")))
+    shown = repr(value) if len(value) <= 80 else repr(value[:60]) + f"… ({len(value)} characters)"
+    if len(longest.encode("utf-8", "surrogatepass")) > NAME_MAX:
+        raise UnsafeNameError(f"unsafe {what} {shown}: a path segment is longer than {NAME_MAX} bytes")
+    if len(value.encode("utf-8", "surrogatepass")) > PATH_MAX:
+        raise UnsafeNameError(f"unsafe {what} {shown}: longer than {PATH_MAX} bytes")
     return value

@@ -37,6 +37,7 @@ from doit.exceptions import TaskFailed
 from doit.loader import generate_tasks
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from open_agent_compiler.compiler.scripts import check_script_targets
 from open_agent_compiler.compiler.dialects import DEFAULT_DIALECT, get_dialect
 from open_agent_compiler.compiler.output import CompiledOutput
 from open_agent_compiler.compiler.writer import WriteReport, write_output
@@ -278,6 +279,7 @@ def plan_jobs(root: Path, factory: str, entries: Sequence[CompileEntry]) -> list
     claimed: set[str] = set()
     for entry in entries:
         resolved = load_resolved(factory, root, entry.config)
+        check_script_targets(resolved)  # before doit opens its state file: a bad name writes nothing
         job = CompileJob(root, entry, resolved, project_sources(root))
         job.factory = factory
         job.listed = [path for path in project_sources(root) if path.endswith("/")]  # folders user code listed

@@ -28,9 +28,9 @@ from open_agent_compiler.testing.judges import judge_key, load_judge
 from open_agent_compiler.tasks.backend import OacStateDB
 from open_agent_compiler.tasks.build_sync import build_intact, sync_build
 from open_agent_compiler.tasks.file_checker import OacFileChecker
-from open_agent_compiler.tasks.records import append_record, build_record
+from open_agent_compiler.tasks.records import ResultsLogLost, append_record, build_record
 from open_agent_compiler.tasks.settings import TestOptions
-from open_agent_compiler.errors import OacError
+from open_agent_compiler.errors import OacError, ResultsError
 from open_agent_compiler.tasks.state_paths import check_state_paths
 from open_agent_compiler.usercode import project_imports
 from open_agent_compiler.testing.discovery import TestCase
@@ -39,6 +39,7 @@ from open_agent_compiler.testing.keys import KeyParts, callable_specs, discovere
 from open_agent_compiler.testing.mocks import resolve_mock
 from open_agent_compiler.testing.prefetch import HandlerPrefetch
 from open_agent_compiler.testing.results import TestOutcome, now_iso
+from open_agent_compiler.testing import leftovers
 from open_agent_compiler.testing.runner import RunSettings, handler_call, run_case
 
 TEST_GROUP = "test"
@@ -96,21 +97,25 @@ class TestPlan:
 
     def __init__(self, options: TestOptions) -> None:
         check_state_paths(options)  # every place the run writes is usable, before anything runs
+        leftovers.clean(options.root)  # harness processes and scratch folders a killed run left (by pid file)
         self.options = options
         self.run_id = uuid.uuid4().hex
         self.root = options.root  # resolved once: `options.root` resolves the path on every call
         self.results_path = options.results_path
-        self.resolved: ResolvedConfig = planning.load(options)
+        # user code that runs at load time is bounded by the run's --timeout: blocked, it is one line and exit 2
+        self.resolved: ResolvedConfig = planning.bounded(options, f"factory {options.factory!r}", planning.load,
+                                                         options)
         self.cases = planning.discover_tests(self.resolved, options)
         invoker = None
         self.invoker_key = None  # part of agent tests' keys
         if options.invoker:  # the invokers (and what they import) load only when agent tests will run
             from open_agent_compiler.testing.invokers.select import invoker_key, load_invoker
 
-            invoker = load_invoker(options.invoker, root=self.root, factory=options.factory,
-                                   script=options.invoker_script, dialect=options.dialect)
+            invoker = planning.bounded(options, f"invoker {options.invoker!r}", partial(
+                load_invoker, options.invoker, root=self.root, factory=options.factory,
+                script=options.invoker_script, dialect=options.dialect))
             self.invoker_key = invoker_key(options.invoker, invoker, self.root)
-        judge = load_judge(options.judge, self.root)
+        judge = planning.bounded(options, f"judge {options.judge!r}", load_judge, options.judge, self.root)
         self.judge_key = judge_key(options.judge, judge, self.root)  # part of the keys of tests with llm_judge
         self.by_id = {case.test_id: case for case in self.cases}
         self.names = {case.test_id: f"{TEST_GROUP}:{task_name(options.config, case.test_id)}" for case in self.cases}
@@ -373,7 +378,10 @@ def test_action(run_id: str, task: Any) -> None | TaskFailed:
         task.file_dep = {*task.file_dep, *(path for path in found if os.path.isfile(path))}
     finished = now_iso()
     # The record is durable before doit can save this test as green (it does that after we return).
-    append_record(plan, build_record(plan, test_id, outcome, finished))
+    try:
+        append_record(plan, build_record(plan, test_id, outcome, finished))
+    except ResultsError as exc:  # no record, no green: the run stops here with one line (exit 2)
+        raise ResultsLogLost(str(exc)) from None
     # a task's own meta from here on (test tasks start out sharing their plan's): back to doit's main process
     task.meta = {**task.meta, "oac_outcome": outcome, "oac_finished": finished, "oac_recorded": True}
     if outcome.status == "fail":

@@ -7,10 +7,15 @@ they do it at their edges: read before, write after, never in the middle of the 
 """
 
 import tomllib
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
+from open_agent_compiler.compiler.scripts import check_script_targets
+from open_agent_compiler.errors import OacError
+from open_agent_compiler.testing.deadline import Deadline, TimedOut
 from open_agent_compiler.compiler.dialects import get_dialect
 from open_agent_compiler.compiler.output import CompiledOutput
 from open_agent_compiler.model.factory import load_registry
@@ -26,11 +31,25 @@ from open_agent_compiler.testing.discovery import TestCase, discover, select
 from open_agent_compiler.testing.keys import FileDigests, KeyParts, discovered_path, key_parts
 
 
+T = TypeVar("T")
+
+
+def bounded(options: TestOptions, what: str, function: Callable[..., T], *args: Any) -> T:
+    """`function(*args)` — user code run at load time (factories, model scripts, judges, invokers) — bounded by
+    the one deadline (`testing.deadline`) of the run's `--timeout`: past it, one line (exit 2)."""
+    try:
+        return Deadline(options.timeout).run(function, *args)
+    except TimedOut:
+        raise OacError(f"{what} timed out after {options.timeout:g}s while loading (waiting for something?)") \
+            from None
+
 def load(options: TestOptions) -> ResolvedConfig:
     """Import the factory (project modules from source, their imports recorded) and resolve the config."""
     project_imports.install(options.root)
     # load_registry turns SystemExit and any other BaseException of the factory (but Ctrl-C) into one line
-    return load_registry(options.factory, str(options.root)).resolve_config(options.config)
+    resolved = load_registry(options.factory, str(options.root)).resolve_config(options.config)
+    check_script_targets(resolved)  # as `oac compile` does, before anything is written
+    return resolved
 
 
 def discover_tests(resolved: ResolvedConfig, options: TestOptions) -> list[TestCase]:

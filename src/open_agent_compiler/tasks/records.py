@@ -56,6 +56,12 @@ def build_record(plan: "TestPlan", test_id: str, outcome: TestOutcome, finished:
     )
 
 
+class ResultsLogLost(SystemExit):
+    """The results log cannot take a record: the run ends at once (the test whose record is missing is not
+    saved green), with one line and exit 2. A SystemExit, so doit lets it through its action wrapper and its
+    `-n` workers hand it to the main process; `tasks.run` turns it into that line."""
+
+
 def append_record(plan: "TestPlan", record: TestRecord) -> None:
     log = _log(plan.results_path)
     try:

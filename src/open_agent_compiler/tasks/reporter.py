@@ -11,6 +11,7 @@ from doit.globals import Globals
 from open_agent_compiler.errors import OacError
 from open_agent_compiler.model.core.evaluator import EvaluatorResult
 from open_agent_compiler.testing.results import TestOutcome, now_iso
+from open_agent_compiler.testing.xml_text import terminal_safe
 from open_agent_compiler.tasks.junit import write_junit
 from open_agent_compiler.tasks.records import append_record, build_record, close_logs
 from open_agent_compiler.tasks.backend import OacStateDB
@@ -80,7 +81,7 @@ class OacReporter:
     def _say(self, text: str) -> None:
         if not text.isascii():  # a lone surrogate (from a handler's output) is shown escaped, never crashes
             text = text.encode("utf-8", "backslashreplace").decode("utf-8")
-        self.out.write(text + "\n")
+        self.out.write(terminal_safe(text) + "\n")  # also under `doit test`, where stdout is doit's own
         self.out.flush()
 
     def _record(self, task: Any, plan: TestPlan, test_id: str, outcome: TestOutcome, finished: str) -> None:

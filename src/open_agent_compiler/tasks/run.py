@@ -15,6 +15,8 @@ from open_agent_compiler.testing import zygote
 from open_agent_compiler.testing.strict import nothing_verified
 from open_agent_compiler.tasks.graph import TEST_GROUP, TestPlan
 from open_agent_compiler.tasks.junit import write_junit
+from open_agent_compiler.errors import ResultsError
+from open_agent_compiler.tasks.records import ResultsLogLost
 from open_agent_compiler.tasks.reporter import OacReporter
 from open_agent_compiler.tasks.settings import TestOptions
 from open_agent_compiler.tasks.signals import InterruptState, finish_interrupted, orderly_interrupts
@@ -76,6 +78,8 @@ def _run_tests(options: TestOptions, out: TextIO, interrupt: InterruptState) -> 
             code = main.run(argv)
     except KeyboardInterrupt:
         return finish_interrupted(interrupt, reporter, options)
+    except ResultsLogLost as exc:  # (from a -n worker, doit re-raises it by class with the message)
+        raise ResultsError(str(exc.code if exc.code is not None else exc)) from None
     if options.junit:
         write_junit(options.junit if options.junit.is_absolute() else options.root / options.junit, reporter.tally)
     tally = reporter.tally

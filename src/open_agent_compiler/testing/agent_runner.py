@@ -47,8 +47,10 @@ def compiled_agent(case: TestCase, resolved: ResolvedConfig, settings: Any) -> C
                          tools={reachable.tool.name: reachable.tool for reachable in agent.tools})
 
 
-def run_agent_test(case: TestCase, resolved: ResolvedConfig, settings: Any, invoker: Invoker) -> TestOutcome:
-    """`settings`: the run's RunSettings (project_root, build_dir, dialect, timeout, hermetic, judge)."""
+def run_agent_test(case: TestCase, resolved: ResolvedConfig, settings: Any, invoker: Invoker,
+                   deadline: Deadline | None = None) -> TestOutcome:
+    """`settings`: the run's RunSettings (project_root, build_dir, dialect, timeout, hermetic, judge);
+    `deadline`: the test's (`timeout_s`), which `runner.run_case` enforces around this call."""
     started = time.perf_counter()
     test = case.test
     assert isinstance(test, AgentTest)
@@ -56,7 +58,7 @@ def run_agent_test(case: TestCase, resolved: ResolvedConfig, settings: Any, invo
     profile = resolved.mock_profiles.get(case.mock_profile) if case.mock_profile else None
     dispatcher = ToolDispatcher(agent.tools, profile, MockSession(project_root=settings.project_root),
                                 hermetic=settings.hermetic, timeout=settings.timeout)
-    deadline = Deadline(test.timeout_s)
+    deadline = deadline or Deadline(test.timeout_s)
     results: list[EvaluatorResult] = []
     turns: list[TurnResult] = []
     index = 0

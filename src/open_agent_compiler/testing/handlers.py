@@ -11,6 +11,7 @@ import selectors
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,7 @@ from pydantic import BaseModel, ConfigDict
 
 from open_agent_compiler.model.core.tool import ToolDefinition
 from open_agent_compiler.testing import keeper, zygote
+from open_agent_compiler.testing.deadline import stop_at_deadline
 
 STDERR_TAIL = 600
 GRACE = 5.0  # seconds past its timeout before the engine stops waiting for a keeper that does not report
@@ -125,6 +127,7 @@ class StartedHandler:
         self._chunks: list[bytes] = []
         self._eof = False
         self._result: HandlerOutcome | None = None
+        self._lifeline_lock = threading.Lock()
 
     @classmethod
     def failed(cls, error: str) -> "StartedHandler":
@@ -190,14 +193,16 @@ class StartedHandler:
                 if selector.select(min(remaining, 3600.0)):  # capped: select refuses very large timeouts
                     self.pump()
 
-    def outcome(self) -> HandlerOutcome:
-        if self._result is not None:
-            return self._result
+    def report(self) -> dict[str, Any]:
+        """The keeper's report, waiting for it (bounded by its deadline and the test's); the pipes are let go."""
+        forget = stop_at_deadline(self.stop)  # the test's deadline (enforced from outside this thread) kills it
         try:
             self._wait()
         except BaseException:  # interrupted while waiting: the handler must not outlive the wait
             self.cancel()
             raise
+        finally:
+            forget()
         report: dict[str, Any] = {"timed_out": True}  # the keeper itself did not report in time
         if self._eof:
             try:
@@ -205,7 +210,11 @@ class StartedHandler:
             except ValueError:
                 report = {"answer": None, "exit": None, "output": "the handler's keeper ended without a report"}
         self._close()
-        self._result = _outcome(report, self.timeout)
+        return report
+
+    def outcome(self) -> HandlerOutcome:
+        if self._result is None:
+            self._result = _outcome(self.report(), self.timeout)
         return self._result
 
     def cancel(self) -> None:
@@ -214,13 +223,22 @@ class StartedHandler:
             self._close()
             self._result = HandlerOutcome(ok=False, error="cancelled")
 
+    def stop(self) -> None:
+        """Kill the handler's tree now (its keeper sees the lifeline close), from any thread: the keeper then
+        closes the result pipe, so a thread waiting in `outcome()` wakes up."""
+        with self._lifeline_lock:
+            fd, self._lifeline = self._lifeline, -1
+        if fd >= 0:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
     def _close(self) -> None:
         """Let go of the keeper: closing the lifeline makes it kill whatever of the handler still runs."""
-        for fd in (self._lifeline, self._result_fd):
-            if fd >= 0:
-                with contextlib.suppress(OSError):
-                    os.close(fd)
-        self._lifeline = self._result_fd = -1
+        self.stop()
+        if self._result_fd >= 0:
+            with contextlib.suppress(OSError):
+                os.close(self._result_fd)
+        self._result_fd = -1
         if self.keeper_pid:
             with contextlib.suppress(ChildProcessError):
                 os.waitpid(self.keeper_pid, 0)

@@ -7,6 +7,7 @@ error as evidence; with no judge wired, `llm_judge` evaluators skip.
 """
 
 import json
+import math
 import os
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -14,6 +15,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from open_agent_compiler.errors import OacError
+from open_agent_compiler.testing.deadline import Deadline, TimedOut, stop_at_deadline
 from open_agent_compiler.testing.invokers.loading import call_factory, digest_of
 
 
@@ -52,51 +54,102 @@ JUDGE_SYSTEM = ("You are a strict evaluator. Judge whether the TARGET meets the 
                 'sentence>"}.')
 
 
-class HttpJudge:
-    """An OpenAI-compatible chat-completions judge. Network and answer problems raise (→ the evaluator FAILs)."""
+def check_endpoint(base_url: str, timeout: Any, where: str) -> float:
+    """A judge endpoint's URL is http(s) with a host; its timeout a finite number of seconds > 0. Else OacError."""
+    scheme, _, rest = base_url.partition("://")
+    if scheme.lower() not in ("http", "https") or not rest.split("/")[0]:
+        raise OacError(f"{where} base_url must be an http:// or https:// URL, got {base_url!r}")
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not math.isfinite(timeout) \
+            or timeout <= 0:
+        raise OacError(f"{where} timeout must be a finite number of seconds > 0, got {timeout!r}")
+    return float(timeout)
 
-    def __init__(self, base_url: str, model: str, api_key: str | None = None, timeout: float = 60.0,
-                 opener: Callable[..., Any] | None = None) -> None:
+
+def checked_verdict(verdict: Any, answer: str) -> dict[str, Any]:
+    """An HTTP judge's verdict as read: `pass` a JSON boolean (or absent), `score` a finite number in [0, 1].
+    Anything else raises, with the answer as evidence (the evaluator FAILs)."""
+    if not isinstance(verdict, dict):
+        raise RuntimeError(f"judge answer is not a JSON verdict: {answer!r}"[:300])
+    passed, score = verdict.get("pass"), verdict.get("score")
+    if "pass" in verdict and not isinstance(passed, bool):
+        raise RuntimeError(f"judge verdict's pass is not a JSON boolean: {answer!r}"[:300])
+    if isinstance(score, bool) or not isinstance(score, (int, float)) or not math.isfinite(score) \
+            or not 0.0 <= score <= 1.0:
+        raise RuntimeError(f"judge verdict has no finite score in [0, 1]: {answer!r}"[:300])
+    return verdict
+
+
+class HttpJudge:
+    """An OpenAI-compatible chat-completions judge. Network and answer problems raise (→ the evaluator FAILs).
+
+    `timeout` is a deadline for the whole request (connect, send, every byte of the answer), enforced by the
+    one deadline (`testing.deadline`); a redirect is never followed (the key is never sent anywhere else)."""
+
+    def __init__(self, base_url: str, model: str, api_key: str | None = None, timeout: float = 60.0) -> None:
+        self.timeout = check_endpoint(base_url, timeout, "http judge")
         self.base_url = base_url.rstrip("/")
         self.model = model
         self.api_key = api_key
-        self.timeout = timeout
-        self._open = opener
 
     def judge(self, *, criteria: str, target: Any, model: str | None = None) -> dict[str, Any]:
         text = target if isinstance(target, str) else json.dumps(target, default=str)
         body = {"model": model or self.model, "temperature": 0,
                 "messages": [{"role": "system", "content": JUDGE_SYSTEM},
                              {"role": "user", "content": f"CRITERIA:\n{criteria}\n\nTARGET:\n{text}"}]}
-        headers = {"content-type": "application/json"}
-        if self.api_key:
-            headers["authorization"] = f"Bearer {self.api_key}"
-        import urllib.error  # imported here: a run without an HTTP judge (every warm run) does not pay for urllib
-        import urllib.request
-
-        request = urllib.request.Request(f"{self.base_url}/chat/completions", data=json.dumps(body).encode(),
-                                         headers=headers, method="POST")
+        deadline = Deadline(self.timeout)
         try:
-            with (self._open or urllib.request.urlopen)(request, timeout=self.timeout) as response:
-                data = json.loads(response.read())
-        except urllib.error.HTTPError as exc:
-            raise RuntimeError(f"judge endpoint answered HTTP {exc.code}") from None
-        except (urllib.error.URLError, OSError) as exc:
-            raise RuntimeError(f"judge endpoint unreachable: {getattr(exc, 'reason', exc)}") from None
+            status, location, raw = deadline.run(self._post, json.dumps(body).encode())
+        except TimedOut as exc:
+            raise RuntimeError(f"judge endpoint {exc}") from None
+        except OSError as exc:
+            raise RuntimeError(f"judge endpoint unreachable: {exc.strerror or exc}") from None
+        if 300 <= status < 400:
+            raise RuntimeError(f"judge endpoint answered HTTP {status} (a redirect to {location!r}, not followed)")
+        if status != 200:
+            raise RuntimeError(f"judge endpoint answered HTTP {status}")
+        try:
+            data = json.loads(raw)
         except ValueError:
             raise RuntimeError("judge endpoint answered something that is not JSON") from None
         try:
             content = data["choices"][0]["message"]["content"]
         except (KeyError, IndexError, TypeError):
             raise RuntimeError("judge answer has no choices[0].message.content") from None
-        match = re.search(r"\{.*\}", content or "", re.DOTALL)
+        match = re.search(r"\{.*\}", content if isinstance(content, str) else "", re.DOTALL)
         try:
             verdict = json.loads(match.group(0)) if match else None
         except ValueError:
             verdict = None
-        if not isinstance(verdict, dict):
-            raise RuntimeError(f"judge answer is not a JSON verdict: {content!r}"[:300])
-        return verdict
+        return checked_verdict(verdict, str(content))
+
+    def _post(self, payload: bytes) -> tuple[int, str, bytes]:
+        """(status, Location header, body) of one POST; the connection is shut down if the deadline passes."""
+        import http.client  # here: a run without an HTTP judge (every warm run) does not pay for it
+        import urllib.parse
+
+        url = urllib.parse.urlsplit(f"{self.base_url}/chat/completions")
+        kind = http.client.HTTPSConnection if url.scheme == "https" else http.client.HTTPConnection
+        connection = kind(url.hostname or "", url.port, timeout=self.timeout)
+        forget = stop_at_deadline(lambda: _shut(connection))
+        try:
+            headers = {"content-type": "application/json"}
+            if self.api_key:
+                headers["authorization"] = f"Bearer {self.api_key}"
+            connection.request("POST", url.path + (f"?{url.query}" if url.query else ""), body=payload,
+                               headers=headers)
+            response = connection.getresponse()
+            return response.status, response.getheader("location") or "", response.read()
+        finally:
+            forget()
+            connection.close()
+
+
+def _shut(connection: Any) -> None:
+    """Unblock a read in another thread: shut the socket down (closing it alone does not wake a reader)."""
+    import socket
+
+    if connection.sock is not None:
+        connection.sock.shutdown(socket.SHUT_RDWR)
 
 
 ENV_PREFIX = "OAC_JUDGE_"
@@ -111,13 +164,11 @@ def http_judge(table: Mapping[str, Any]) -> HttpJudge:
         raise OacError("http judge needs a base URL and a model: set OAC_JUDGE_BASE_URL and OAC_JUDGE_MODEL, "
                        "or base_url and model in [tool.oac.judge]")
     key_env = str(table.get("api_key_env", ENV_PREFIX + "API_KEY"))
-    timeout = table.get("timeout", 60.0)
-    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
-        raise OacError(f"[tool.oac.judge] timeout must be a positive number, got {timeout!r}")
     unknown = set(table) - {"base_url", "model", "api_key_env", "timeout"}
     if unknown:
         raise OacError(f"[tool.oac.judge] has unknown key(s): {', '.join(sorted(unknown))}")
-    return HttpJudge(str(base_url), str(model), os.environ.get(key_env), float(timeout))
+    timeout = check_endpoint(str(base_url), table.get("timeout", 60.0), "[tool.oac.judge]")
+    return HttpJudge(str(base_url), str(model), os.environ.get(key_env), timeout)
 
 
 def uses_judge(test: Any) -> bool:

@@ -9,12 +9,19 @@ included, the kernel closes it), the keeper kills the tree at once and exits.
 
 The result goes to the engine as one JSON document on the result pipe, followed by EOF. A handler that answered
 is reported at once; what it left behind is killed right after (the engine does not wait for that teardown).
+
+The same keeper runs a *command* (a request with `command`: a harness turn): the program is exec'd in its own
+process group with its stdout/stderr going to files, and the report is its exit code. When the engine lets go
+before it ends (killed, interrupted, or at the test's deadline), the keeper kills the tree and also removes the
+request's `scratch` folder (a harness's HOME and config, which may hold an API key).
 """
 
+import contextlib
 import gc
 import json
 import os
 import selectors
+import shutil
 import signal
 import struct
 import subprocess
@@ -87,6 +94,8 @@ class _Keeper:
         self.deadline = 0.0
 
     def _start(self, answer_w: int, output_w: int, closed_in_child: tuple[int, ...]) -> int:
+        if self.request.get("command"):
+            return self._exec(closed_in_child + (answer_w, output_w))
         if self.request.get("spawn"):
             return self._spawn(answer_w, output_w)
         pid = os.fork()
@@ -107,6 +116,36 @@ class _Keeper:
                 os._exit(1)
         try:
             os.setpgid(pid, pid)  # also from this side: no window in which killing the group would miss it
+        except OSError:
+            pass
+        return pid
+
+    def _exec(self, closed_in_child: tuple[int, ...]) -> int:
+        """A command in a process group of its own, dying with this keeper, its output in the request's files."""
+        command = self.request["command"]
+        argv = [str(word) for word in command["argv"]]
+        pid = os.fork()
+        if pid == 0:
+            try:
+                for fd in closed_in_child:
+                    os.close(fd)
+                os.setpgid(0, 0)
+                for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGPIPE, signal.SIGINT, signal.SIGCHLD):
+                    signal.signal(signum, signal.SIG_DFL)
+                process_tree.die_with_parent(signal.SIGKILL)
+                for fd, path in ((1, command["stdout"]), (2, command["stderr"])):
+                    opened = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+                    os.dup2(opened, fd)
+                    os.close(opened)
+                os.chdir(command["cwd"])
+                os.execvpe(argv[0], argv, {str(k): str(v) for k, v in command["env"].items()})
+            except BaseException as exc:  # noqa: BLE001 - whatever failed, say it where the engine reads stderr
+                with contextlib.suppress(OSError):
+                    os.write(2, f"cannot run {argv[0]}: {exc}\n".encode())
+            finally:
+                os._exit(127)
+        try:
+            os.setpgid(pid, pid)
         except OSError:
             pass
         return pid
@@ -154,6 +193,8 @@ class _Keeper:
         statuses = process_tree.kill_all_descendants((self.pid,))
         if self.pid in statuses and self.exit_code is None and not timed_out:
             self.exit_code = os.waitstatus_to_exitcode(statuses[self.pid])
+        if cancelled and self.request.get("scratch"):  # the engine let go: nobody else will remove it
+            shutil.rmtree(str(self.request["scratch"]), ignore_errors=True)
         if not answered and not cancelled:
             self._drain(answer_r, output_r)
             self._report(started, timed_out)
@@ -174,7 +215,7 @@ class _Keeper:
             "answer": answer.decode("utf-8", "replace") if answer is not None else None,
             "exit": self.exit_code, "timed_out": timed_out, "overflow": self.overflow,
             "output": bytes(self.tail).decode("utf-8", "replace"), "output_bytes": self.output_bytes,
-            "seconds": time.monotonic() - started})
+            "seconds": time.monotonic() - started, "pid": self.pid})
         os.close(self.result_fd)  # EOF for the engine now
         self.result_fd = -1
 

@@ -108,6 +108,8 @@ class ResultsLog:
             while view:
                 written = os.write(fd, view)
                 view = view[written:]
+        except OSError as exc:  # a full disk (ENOSPC), a quota, an I/O error: one line, never a traceback
+            raise ResultsError(f"cannot write results file {self.path}: {exc.strerror or exc}") from None
         finally:
             fcntl.flock(fd, fcntl.LOCK_UN)
 

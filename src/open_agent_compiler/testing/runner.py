@@ -11,10 +11,11 @@ from open_agent_compiler.compiler.dialects import get_dialect
 from open_agent_compiler.model.core.capabilities import Capabilities
 from open_agent_compiler.model.core.evaluator import EvaluationContext, EvaluatorResult
 from open_agent_compiler.model.core.mock import MockResponse
-from open_agent_compiler.model.core.test_model import CapabilityTest, ToolTest
+from open_agent_compiler.model.core.test_model import AgentTest, CapabilityTest, ToolTest
 from open_agent_compiler.model.hashing import digest, digest_bytes
 from open_agent_compiler.model.registry import ResolvedConfig
 from open_agent_compiler.testing.capability import NOTHING_TO_CHECK, capability_checks
+from open_agent_compiler.testing.deadline import Deadline, TimedOut
 from open_agent_compiler.testing.discovery import TestCase
 from open_agent_compiler.testing.evaluation import aggregate, run_evaluators
 from open_agent_compiler.testing.handlers import StartedHandler, start_handler
@@ -152,16 +153,58 @@ def run_tool_test(case: TestCase, resolved: ResolvedConfig, settings: RunSetting
     return _outcome(results, empty_status="pass", empty_reason="", started=started, mock_source=source)
 
 
+def test_deadline(case: TestCase, settings: RunSettings) -> Deadline:
+    """The one wall-clock deadline of a test: `timeout_s` for agent tests, `--timeout` for the others."""
+    if isinstance(case.test, AgentTest):
+        from open_agent_compiler.testing.invokers.protocol import Deadline as InvokerDeadline
+
+        return InvokerDeadline(case.test.timeout_s)
+    return Deadline(settings.timeout)
+
+
+def _runs_user_code(case: TestCase, resolved: ResolvedConfig) -> bool:
+    """Whether the test may run user code in this process (which may block): an agent test (scripts, invokers),
+    a callable mock, a project evaluator or an LLM judge. Tests without are not worth a thread (~0.1 ms each)."""
+    if case.kind == "agent":
+        return True
+    evaluators = list(case.test.evaluators)
+    if any(evaluator.kind == "llm_judge" or not type(evaluator).__module__.startswith("open_agent_compiler.")
+           for evaluator in evaluators):
+        return True
+    if case.kind == "tool" and case.tool is not None:
+        mock = _mock_of(case, resolved)[0]
+        return mock is not None and mock.kind not in ("fixed", "sequence", "echo")
+    return False
+
+
 def run_case(case: TestCase, resolved: ResolvedConfig, settings: RunSettings,
              artifact_paths: tuple[str, ...] = (), handler: StartedHandler | None = None,
              artifacts: Mapping[str, bytes] | None = None) -> TestOutcome:
-    """`handler`: this test's real handler, already started (see `testing.prefetch`)."""
-    outcome = _run_case(case, resolved, settings, artifact_paths, handler, artifacts)
+    """`handler`: this test's real handler, already started (see `testing.prefetch`). Everything the test runs
+    (mocks, handlers, scripts, evaluators, judges, invokers) is bounded by its deadline, enforced from here: at
+    the deadline the test FAILs `timed out after Ns` whatever still blocks, and the run goes on."""
+    started = time.perf_counter()
+    deadline = test_deadline(case, settings)
+    if not _runs_user_code(case, resolved):  # only our own code in this process (a handler has its keeper)
+        outcome = _run_case(case, resolved, settings, artifact_paths, handler, artifacts, deadline)
+        return strictly(outcome) if settings.strict else outcome
+    try:
+        outcome = deadline.run(_run_case, case, resolved, settings, artifact_paths, handler, artifacts, deadline,
+                               what="")
+    except TimedOut as exc:
+        if handler is not None:
+            handler.stop()  # (the deadline's stoppers already did, if its wait had begun)
+        late = exc.late[1] if exc.late is not None and exc.late[0] else None
+        if isinstance(late, TestOutcome) and late.status == "fail":  # its own words: e.g. which turn hung
+            return strictly(late) if settings.strict else late
+        outcome = TestOutcome(status="fail", score=0.0, evidence=(_check("deadline", False, str(exc)),),
+                              duration_s=time.perf_counter() - started)
     return strictly(outcome) if settings.strict else outcome
 
 
 def _run_case(case: TestCase, resolved: ResolvedConfig, settings: RunSettings, artifact_paths: tuple[str, ...],
-              handler: StartedHandler | None, artifacts: Mapping[str, bytes] | None) -> TestOutcome:
+              handler: StartedHandler | None, artifacts: Mapping[str, bytes] | None,
+              deadline: Deadline) -> TestOutcome:
     if case.kind == "capability":
         return run_capability_test(case, resolved, settings, artifact_paths, artifacts)
     if case.kind == "tool":
@@ -169,4 +212,4 @@ def _run_case(case: TestCase, resolved: ResolvedConfig, settings: RunSettings, a
     if settings.invoker is None:
         return TestOutcome(status="not_runnable", score=0.0, skip_reason=NOT_RUNNABLE)
     from open_agent_compiler.testing.agent_runner import run_agent_test  # imported only when agent tests run
-    return run_agent_test(case, resolved, settings, settings.invoker)
+    return run_agent_test(case, resolved, settings, settings.invoker, deadline)

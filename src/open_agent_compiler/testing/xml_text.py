@@ -1,5 +1,6 @@
-"""Text that XML 1.0 can hold: evidence may carry control characters (ANSI colours, NULs) or lone surrogates,
-which make a JUnit file unparseable. They are shown as visible escapes (`\\x1b`, `\\ud800`), never dropped."""
+"""Text that XML 1.0 can hold, and text safe for a terminal: evidence may carry control characters (ANSI colours
+and cursor movements, NULs, carriage returns) or lone surrogates, which make a JUnit file unparseable or let a
+test's output rewrite the terminal. They are shown as visible escapes (`\\x1b`, `\\ud800`), never dropped."""
 
 import re
 from functools import cache
@@ -20,3 +21,12 @@ def _escape(match: re.Match[str]) -> str:
 def xml_safe(text: str) -> str:
     """`text` with every character XML 1.0 cannot hold replaced by its escape."""
     return _not_xml().sub(_escape, text)
+
+
+_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # C0 but tab and newline, DEL, C1
+
+
+def terminal_safe(text: str) -> str:
+    """`text` with every control character a terminal would act on (ESC, CR, BEL, ...) replaced by its escape.
+    The one filter for everything oac prints (`cli.streams` and the reporter's line writer use it)."""
+    return _CONTROLS.sub(_escape, text) if _CONTROLS.search(text) else text

@@ -39,6 +39,8 @@ class LLMJudgeEvaluator(Evaluator):
             return self.result(False, f"judge returned no finite score: {show(repr(verdict))}")
         score = min(1.0, max(0.0, float(raw)))
         explicit = field("pass", field("passed", None))
+        if explicit is not None and not isinstance(explicit, bool):  # "false" is a non-empty string, not a fail
+            return self.result(False, f"judge's pass is not a boolean: {show(repr(verdict))}")
         passed = score >= self.pass_threshold if explicit is None else bool(explicit)
         reasoning = str(field("reasoning", "") or "")
         relation = "≥" if score >= self.pass_threshold else "<"

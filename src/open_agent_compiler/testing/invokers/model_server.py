@@ -6,11 +6,16 @@ Tool calls of the script are offered to the harness as its own shell tool runnin
 `ToolDispatcher` answers from the mock set. Every model request is recorded (`requests`: the system prompt and
 the tools the harness offered), so tests can assert what the compiled agent really sent. Binds loopback only;
 use it as a context manager so it is always stopped.
+
+Every endpoint sits under a per-run secret path (`base_url` carries it, so harness configs and shims reach
+it as they are) and checks `Host`: another local process (or a web page rebinding a name to 127.0.0.1) gets 403
+and can neither answer for the model nor run a tool through the dispatcher.
 """
 
 import http.server
 import itertools
 import json
+import secrets
 import shlex
 import threading
 from typing import Any
@@ -90,11 +95,14 @@ class ScriptedModelServer:
         self._server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._server.daemon_threads = True
         self.port = int(self._server.server_address[1])
+        self.token = secrets.token_urlsafe(24)
+        self._prefix = f"/oac-{self.token}"
+        self._hosts = {f"127.0.0.1:{self.port}", f"localhost:{self.port}"}
         self._thread = threading.Thread(target=self._server.serve_forever, name="oac-model-server", daemon=True)
 
     @property
     def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        return f"http://127.0.0.1:{self.port}{self._prefix}"
 
     def __enter__(self) -> "ScriptedModelServer":
         self._thread.start()
@@ -201,15 +209,27 @@ class ScriptedModelServer:
             def log_message(self, *args: Any) -> None:
                 pass
 
+            def _allowed(self) -> bool:
+                """The run's secret path prefix and a loopback Host, else 403 (nothing read, nothing run)."""
+                path = self.path.split("?")[0]
+                if self.headers.get("host") in server._hosts and path.startswith(server._prefix + "/"):
+                    return True
+                self.close_connection = True
+                self._json({"error": "forbidden"}, 403)
+                return False
+
             def do_GET(self) -> None:
-                self._json({"object": "list", "data": [{"id": MODEL_ID, "object": "model", "owned_by": "oac"}]})
+                if self._allowed():
+                    self._json({"object": "list", "data": [{"id": MODEL_ID, "object": "model", "owned_by": "oac"}]})
 
             def do_POST(self) -> None:
+                if not self._allowed():
+                    return
                 try:
                     body = json.loads(self.rfile.read(int(self.headers.get("content-length") or 0)) or b"{}")
                 except ValueError:
                     body = {}
-                path = self.path.split("?")[0]
+                path = self.path.split("?")[0][len(server._prefix):]
                 if path.endswith("/oac/tool"):
                     self._json(server.run_tool(str(body.get("command", ""))))
                 elif path.endswith("/chat/completions"):

@@ -6,7 +6,6 @@ and returns a `TurnResult`. Invokers raise `InvokerError` for a problem of one t
 and `InvokerTimeout` when the test's deadline passes (the invoker has already stopped what it started).
 """
 
-import time
 from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
 from pathlib import Path
@@ -18,6 +17,8 @@ from open_agent_compiler.model.core.evaluator import ToolCall
 from open_agent_compiler.model.core.mock import MockProfile
 from open_agent_compiler.model.core.test_model import AgentTest
 from open_agent_compiler.model.core.tool import ToolDefinition
+from open_agent_compiler.testing.deadline import Deadline as _Deadline
+from open_agent_compiler.testing.deadline import TimedOut
 from open_agent_compiler.testing.mocks import MockSession, resolve_mock
 
 
@@ -25,7 +26,7 @@ class InvokerError(Exception):
     """One agent test cannot go on; the message (one line) becomes its FAIL evidence."""
 
 
-class InvokerTimeout(InvokerError):
+class InvokerTimeout(InvokerError, TimedOut):
     """The test's `timeout_s` passed; whatever the invoker started is already stopped."""
 
 
@@ -133,19 +134,11 @@ def _real_handler(dispatcher: ToolDispatcher) -> Callable[[ToolDefinition, dict[
     return run
 
 
-class Deadline:
-    """The end of one test's time budget (`AgentTest.timeout_s`)."""
+class Deadline(_Deadline):
+    """The end of one agent test's time budget (`AgentTest.timeout_s`): the one deadline (`testing.deadline`),
+    raising `InvokerTimeout`."""
 
-    def __init__(self, seconds: float) -> None:
-        self.seconds = seconds
-        self._end = time.monotonic() + seconds
-
-    def remaining(self) -> float:
-        return max(0.0, self._end - time.monotonic())
-
-    def check(self, what: str = "") -> None:
-        if self.remaining() <= 0:
-            raise InvokerTimeout(f"timed out after {self.seconds:g}s" + (f" ({what})" if what else ""))
+    error = InvokerTimeout
 
 
 class InvokerSession(Protocol):

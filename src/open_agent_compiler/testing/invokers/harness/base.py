@@ -1,15 +1,14 @@
 """What every harness invoker shares: finding the binary, a scratch HOME with a copy of the build (the mock
 build: each tool's command answers from the test's mocks through a shim), and running the harness bounded by
-the test's deadline in its own process group, killed as a whole on timeout."""
+the test's deadline under the keeper that also runs real handlers (`testing.keeper`: subreaper, its own process
+group, killed as a whole at the deadline, on signals and when the engine dies; the scratch folder goes with it)."""
 
 import json
 import os
 import shlex
 import shutil
-import signal
 import subprocess
 import sys
-import tempfile
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -17,6 +16,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from open_agent_compiler.errors import OacError
+from open_agent_compiler.testing import leftovers
 from open_agent_compiler.testing.invokers.commands import command_prefix
 from open_agent_compiler.testing.invokers.model_server import MODEL_ID, ScriptedModelServer
 from open_agent_compiler.model.core.evaluator import ToolCall
@@ -111,29 +111,71 @@ print(json.dumps(answer.get("output")))
 '''
 
 
+# bash builtins and keywords: a shim on PATH is never what runs for these, so the words after them would run
+SHELL_WORDS = frozenset("""! [[ ]] { } case coproc do done elif else esac fi for function if in select then time
+until while . : alias bg bind break builtin caller cd command compgen complete continue declare dirs disown echo
+enable eval exec exit export false fc fg getopts hash help history jobs kill let local logout mapfile popd printf
+pushd pwd read readarray readonly return set shift shopt source suspend test times trap true type typeset ulimit
+umask unalias unset wait""".split())
+
+
+def shim_target(prefix: str) -> tuple[str, str | None]:
+    """(the program a tool command runs, why it cannot be shimmed or None)."""
+    lexer = shlex.shlex(prefix, posix=True, punctuation_chars=True)
+    lexer.whitespace_split = True
+    try:
+        words = list(lexer)
+    except ValueError:
+        return prefix, "a command that does not parse"
+    if not words:
+        return prefix, "an empty command"
+    program = words[0]
+    if os.path.isabs(program):
+        return program, "an absolute program path"
+    if "=" in program:
+        return program, "a variable assignment before the program"
+    if program in SHELL_WORDS:
+        return program, "a shell builtin or keyword"
+    operators = [word for word in words if word and set(word) <= set("();<>|&")]
+    if operators or any(c in prefix for c in "`$"):
+        return program, f"shell syntax in the command ({(operators or ['$ or `'])[0]})"
+    return program, None
+
+
 class Scratch:
     """A throw-away directory: `home` (HOME and XDG dirs), `project` (a copy of the build), `bin` (shims)."""
 
     def __init__(self, agent: CompiledAgent) -> None:
-        self.root = Path(tempfile.mkdtemp(prefix="oac-invoke-")).resolve()
+        self.project_root = agent.project_root
+        self.root, self.record = leftovers.make_scratch(agent.project_root)  # recorded: a killed run's is cleaned
         self.home = self.root / "home"
         self.project = self.root / "project"
         self.bin = self.root / "bin"
         for path in (self.home / ".config", self.home / ".local/share", self.home / ".local/state",
                      self.home / ".cache", self.root / "tmp", self.bin):
             path.mkdir(parents=True)
-        shutil.copytree(agent.build_dir, self.project, symlinks=True)
+        try:
+            shutil.copytree(agent.build_dir, self.project, symlinks=True)
+        except (OSError, shutil.Error) as exc:  # a build removed or unreadable since its compile: one line
+            self.remove()
+            why = exc.strerror if isinstance(exc, OSError) and exc.strerror else "files could not be copied"
+            raise InvokerError(f"cannot copy the build {agent.build_dir}: {why}") from None
 
     def write_shims(self, agent: CompiledAgent, url: str) -> None:
-        """The mock build: every tool's program (first word of its command) answers through the shim."""
+        """The mock build: every tool's program (first word of its command) answers through the shim. A command
+        whose program cannot be replaced here (an absolute path, a path leaving the build, a shell builtin or
+        an assignment or operator in the prefix) would run the real program: `InvokerError` naming it."""
         for tool in agent.tools.values():
             prefix = command_prefix(tool)
             if not prefix:
                 continue
-            program = shlex.split(prefix)[0]
+            program, why = shim_target(prefix)
             target = self.project / program if "/" in program else self.bin / program
-            if not target.resolve().is_relative_to(self.root):
-                continue  # an absolute program path outside the scratch is never overwritten
+            if why is None and not target.resolve().is_relative_to(self.root):
+                why = "a path outside the build copy"
+            if why is not None:
+                raise InvokerError(f"tool {tool.name!r} runs {program!r} ({why}), which cannot be replaced by a "
+                                   "mock shim: in a harness test no real tool program may run")
             target.parent.mkdir(parents=True, exist_ok=True)
             target.unlink(missing_ok=True)  # never write through a copied symlink
             target.write_text(SHIM.format(python=sys.executable, program=program, url=url + "/oac/tool"))
@@ -152,59 +194,47 @@ class Scratch:
             "XDG_STATE_HOME": str(self.home / ".local/state"), "XDG_CACHE_HOME": str(self.home / ".cache"),
             "TMPDIR": str(self.root / "tmp"), "NO_COLOR": "1", "CI": "1",
             "NO_PROXY": "127.0.0.1,localhost", "no_proxy": "127.0.0.1,localhost",
+            leftovers.MARKER: str(self.root),  # how the next run recognises what a killed run left running
         }
         env.update(extra)
         return env
 
     def remove(self) -> None:
-        shutil.rmtree(self.root, ignore_errors=True)
-
-
-def kill_group(process: subprocess.Popen[Any]) -> None:
-    """SIGTERM then SIGKILL to the whole process group; reaps the leader."""
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        try:
-            os.killpg(process.pid, sig)
-        except ProcessLookupError:
-            break
-        try:
-            process.wait(timeout=3)
-            if sig == signal.SIGKILL:
-                break
-        except subprocess.TimeoutExpired:
-            continue
-    try:  # children that outlived the leader: the group id stays theirs
-        os.killpg(process.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
-    process.wait()
+        leftovers.remove_scratch(self.project_root, self.root, self.record)
 
 
 def run_bounded(argv: list[str], scratch: Scratch, env: dict[str, str], deadline: Deadline, what: str,
                 started: list[int] | None = None) -> tuple[int, str, str]:
-    """Run `argv` in the scratch project in a new process group; past the deadline the group is killed and
-    `InvokerTimeout` raised. `started` collects the group ids (for tests that check nothing is left)."""
+    """Run `argv` in the scratch project under the keeper (`testing.keeper`, the one that runs handlers): its own
+    process group, everything it starts killed when it exits, at the deadline, or when the engine goes away.
+    Past the deadline `InvokerTimeout` is raised. `started` collects the process group ids (for tests)."""
+    from open_agent_compiler.testing.handlers import StartedHandler
+
     deadline.check(what)
-    process = subprocess.Popen(argv, cwd=scratch.project, env=scratch.env(env), stdin=subprocess.DEVNULL,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, errors="replace",
-                               start_new_session=True)
-    if started is not None:
-        started.append(process.pid)
+    out_path, err_path = scratch.root / "turn.stdout", scratch.root / "turn.stderr"
+    request = {"command": {"argv": argv, "cwd": str(scratch.project), "env": scratch.env(env),
+                           "stdout": str(out_path), "stderr": str(err_path)},
+               "timeout": max(deadline.remaining(), 0.01), "scratch": str(scratch.root)}
+    running = StartedHandler.kept(request, float(request["timeout"]))
+    forget = deadline.on_expiry(running.stop)  # enforced from outside too: the test's deadline kills the group
     try:
-        out, err = process.communicate(timeout=max(deadline.remaining(), 0.01))
-    except subprocess.TimeoutExpired:
-        kill_group(process)
-        process.communicate()
-        raise InvokerTimeout(f"timed out after {deadline.seconds:g}s ({what}); harness process group "
-                             f"{process.pid} killed") from None
+        report = running.report()
     finally:
-        if process.poll() is None:
-            kill_group(process)
-    try:  # a harness may leave background children behind in its group: they go with it
-        os.killpg(process.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
-    return process.returncode, out, err
+        forget()
+    if started is not None and isinstance(report.get("pid"), int):
+        started.append(report["pid"])
+    if report.get("timed_out") or report.get("exit") is None or deadline.passed():
+        raise InvokerTimeout(f"{deadline.message(what)}; harness process group {report.get('pid', '?')} killed")
+    out = _read_text(out_path)
+    err = _read_text(err_path)
+    return int(report["exit"]), out, err
+
+
+def _read_text(path: Path) -> str:
+    try:
+        return path.read_bytes().decode("utf-8", "replace")
+    except OSError:
+        return ""
 
 
 def run_turn(server: ScriptedModelServer, argv: list[str], scratch: Scratch, env: dict[str, str], deadline: Deadline,

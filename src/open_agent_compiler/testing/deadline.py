@@ -1,0 +1,134 @@
+"""The one deadline: a wall-clock end for a whole operation, enforced from outside the code that may block.
+
+`Deadline.run(fn)` runs `fn` in a daemon thread and waits for it at most until the deadline. The caller, not the
+blocked code, decides: at the deadline it raises `TimedOut` ("timed out after Ns") and the run goes on; the
+thread is abandoned (Python code cannot be killed, only left behind — it dies with the process). What a blocked
+operation started outside this process registers a *stopper* with `on_expiry` (a harness's keeper, a handler's
+lifeline): at the deadline the stoppers run, so the processes end too, and the abandoned thread wakes up.
+
+Used by every test (the test's `timeout_s` / `--timeout` around everything it runs: mocks, scripts, evaluators,
+judges, invokers), by the HTTP judge (its `timeout` around the whole request), by harness turns and by the
+engine's wait for a handler's keeper.
+"""
+
+import contextlib
+import threading
+import time
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+_current = threading.local()
+
+
+SETTLE = 2.0  # seconds the stopped operation may take to end on its own and say what it was doing
+
+
+class TimedOut(Exception):
+    """The deadline passed; the message is `timed out after Ns` (plus what was running). `late`: the operation's
+    own outcome when it ended within `SETTLE` seconds after its stoppers ran ((True, result) or (False, error)) —
+    a caller may prefer a late *failure*'s words (e.g. which harness turn hung); a late result is never a pass."""
+
+    late: tuple[bool, object] | None = None
+
+
+class Deadline:
+    error: type[Exception] = TimedOut  # what `check` and `run` raise (invokers raise their own subclass)
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self._end = time.monotonic() + seconds
+        self._lock = threading.Lock()
+        self._stoppers: list[Callable[[], None]] = []
+        self._expired = False
+        self._stoppers_ran = False  # something started outside this process was stopped: it may settle
+
+    # the clock -----------------------------------------------------------------------------------------------
+    def remaining(self) -> float:
+        return max(0.0, self._end - time.monotonic())
+
+    def passed(self) -> bool:
+        return self._expired or self.remaining() <= 0
+
+    def message(self, what: str = "") -> str:
+        return f"timed out after {self.seconds:g}s" + (f" ({what})" if what else "")
+
+    def check(self, what: str = "") -> None:
+        if self.passed():
+            raise self.error(self.message(what))
+
+    # what runs under it --------------------------------------------------------------------------------------
+    def on_expiry(self, stopper: Callable[[], None]) -> Callable[[], None]:
+        """Run `stopper` when the deadline passes (at once if it has); returns a function that unregisters it."""
+        with self._lock:
+            expired = self._expired
+            if not expired:
+                self._stoppers.append(stopper)
+        if expired:
+            _quietly(stopper)
+
+        def forget() -> None:
+            with self._lock:
+                with contextlib.suppress(ValueError):
+                    self._stoppers.remove(stopper)
+        return forget
+
+    def expire(self) -> None:
+        """The deadline passed: stop what registered (once)."""
+        with self._lock:
+            stoppers, self._stoppers = self._stoppers, []
+            self._expired = True
+            self._stoppers_ran = self._stoppers_ran or bool(stoppers)
+        for stopper in stoppers:
+            _quietly(stopper)
+
+    def run(self, function: Callable[..., T], *args: Any, what: str = "") -> T:
+        """`function(*args)` bounded by this deadline: its result or exception (any BaseException, re-raised
+        here), or `self.error` at the deadline, after the stoppers ran and with the thread abandoned."""
+        outcome: list[Any] = []
+        done = threading.Event()
+        outer = tuple(getattr(_current, "stack", ()))  # deadlines the caller runs under also bound the worker
+
+        def body() -> None:
+            _current.stack = [*outer, self]
+            try:
+                outcome.append((True, function(*args)))
+            except BaseException as exc:  # noqa: BLE001 - handed to the caller, who decides
+                outcome.append((False, exc))
+            finally:
+                done.set()
+
+        worker = threading.Thread(target=body, name=f"oac-deadline-{what or 'run'}", daemon=True)
+        worker.start()
+        if not done.wait(self.remaining()) and not done.is_set():
+            self.expire()
+            timed_out = self.error(self.message(what))
+            if done.wait(SETTLE if self._stoppers_ran else 0.0):
+                timed_out.late = outcome[0]  # type: ignore[attr-defined]
+            raise timed_out
+        ok, value = outcome[0]
+        if ok:
+            return value  # type: ignore[no-any-return]
+        raise value
+
+
+def current() -> Deadline | None:
+    """The innermost deadline the calling thread runs under (None outside any)."""
+    stack = getattr(_current, "stack", ())
+    return stack[-1] if stack else None
+
+
+def stop_at_deadline(stopper: Callable[[], None]) -> Callable[[], None]:
+    """Register `stopper` with every deadline the calling thread runs under; returns the unregistering function."""
+    forgets = [deadline.on_expiry(stopper) for deadline in getattr(_current, "stack", ())]
+
+    def forget() -> None:
+        for undo in forgets:
+            undo()
+    return forget
+
+
+def _quietly(stopper: Callable[[], None]) -> None:
+    with contextlib.suppress(Exception):
+        stopper()

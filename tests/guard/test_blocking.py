@@ -1,0 +1,200 @@
+"""The "blocking call" column of the user-code fault matrix: each of the 7 kinds of user code blocks for ever.
+
+Inside a test (callable mock, handler, custom evaluator, model script, judge, invoker) the one deadline
+(`testing.deadline`) ends it: that test FAILs `timed out after Ns` and the run goes on (the other test passes).
+At load time (the registry factory, a judge factory, an invoker factory) the run's `--timeout` bounds it: one
+line and exit 2. Nothing waits for the blocked code: every run ends within a few seconds of its deadline.
+"""
+
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+OAC = str(Path(sys.executable).with_name("oac"))
+TIMEOUT = "2"
+
+BLOCK = "import threading\nthreading.Event().wait()  # blocks for ever\n"
+
+AGENTS = '''
+from typing import Literal
+
+from open_agent_compiler import (AgentDefinition, AgentHeader, AgentRegistry, AgentTest, BashToolPermission,
+                                 CompilationConfig, EqualsEvaluator, LLMJudgeEvaluator, MockResponse, TemplateSlot,
+                                 TemplateTree, ToolDefinition, ToolDefinitionHeader, ToolDefinitionLogicBash,
+                                 ToolTest)
+from open_agent_compiler.model.core.evaluator import Evaluator
+
+
+class Blocking(Evaluator):
+    kind: Literal["blocking"] = "blocking"
+
+    def evaluate(self, context):
+        import threading
+        threading.Event().wait()
+
+
+def tool(name, **fields):
+    return ToolDefinition(header=ToolDefinitionHeader(name=name, description=name),
+                          bash_tool=ToolDefinitionLogicBash(permission_bash=BashToolPermission(
+                              allowed_commands=[f"run-{name} *"])), **fields)
+
+
+def registry():
+    fine = tool("fine", mock=MockResponse(kind="fixed", fixed_output={"ok": 1}), tool_tests=[
+        ToolTest(name="fine", input={}, evaluators=(EqualsEvaluator(field="ok", expected=1),)),
+        ToolTest(name="evaluator-blocks", input={}, evaluators=(Blocking(),)),
+        ToolTest(name="judge-blocks", input={}, evaluators=(LLMJudgeEvaluator(criteria="is fine"),)),
+    ])
+    mocked = tool("mocked", mock=MockResponse(kind="callable", callable_spec="blocking:mock"),
+                  tool_tests=[ToolTest(name="mock-blocks", input={})])
+    handled = tool("handled", handler_script="handler.py", tool_tests=[ToolTest(name="handler-blocks", input={})])
+    agent = AgentDefinition(header=AgentHeader(agent_id="a", name="a", description="d"), system_prompt="p",
+                            extra_tools=[fine, mocked, handled],
+                            agent_tests=[AgentTest(name="agent-blocks", prompt="hi", timeout_s=%s)])
+    reg = AgentRegistry()
+    reg.register_agent("a", agent)
+    reg.register_template(TemplateTree(name="t", slots=[TemplateSlot(name="primary", default_agent_id="a")]))
+    reg.create_compilation_config(CompilationConfig(name="prod", template_name="t"))
+    return reg
+
+
+def blocking_registry():
+''' % TIMEOUT + textwrap.indent(BLOCK, "    ")
+
+BLOCKING = '''
+import threading
+from contextlib import contextmanager
+
+from open_agent_compiler.testing.invokers.protocol import InvokerInfo
+
+
+def mock(payload):
+    threading.Event().wait()
+
+
+class Judge:
+    def judge(self, *, criteria, target, model=None):
+        threading.Event().wait()
+
+
+def judge():
+    return Judge()
+
+
+def slow_judge():
+    threading.Event().wait()
+
+
+class Session:
+    def turn(self, index, prompt):
+        threading.Event().wait()
+
+
+class Invoker:
+    info = InvokerInfo(name="blocking")
+
+    @contextmanager
+    def session(self, agent, test, dispatcher, deadline):
+        yield Session()
+
+
+def invoker():
+    return Invoker()
+
+
+def slow_invoker():
+    threading.Event().wait()
+'''
+
+HANDLER = '''
+import threading
+from pydantic import BaseModel
+from open_agent_compiler import ScriptTool
+
+
+class Empty(BaseModel):
+    pass
+
+
+class Handled(ScriptTool[Empty, Empty]):
+    name = "handled"
+
+    def execute(self, input):
+        threading.Event().wait()
+'''
+
+SCRIPTS = '''
+import threading
+
+
+def blocks(view):
+    threading.Event().wait()
+
+
+SCRIPTS = {"agent-blocks": blocks}
+'''
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("blocking")
+    (root / ".git").mkdir()
+    for name, text in (("agents.py", AGENTS), ("blocking.py", BLOCKING), ("handler.py", HANDLER),
+                       ("agents_scripts.py", SCRIPTS)):
+        (root / name).write_text(text)
+    return root
+
+
+def oac(project: Path, *args: str) -> tuple[subprocess.CompletedProcess[str], float]:
+    started = time.monotonic()
+    done = subprocess.run([OAC, "test", "agents:registry", "--config", "prod", "--timeout", TIMEOUT, "--force",
+                           "-v", *args], cwd=project, capture_output=True, text=True, timeout=120)
+    return done, time.monotonic() - started
+
+
+# kind → (the test whose user code blocks, extra arguments of the run)
+IN_A_TEST = {
+    "callable mock": ("mock-blocks", ("--kind", "tool")),
+    "handler": ("handler-blocks", ("--kind", "tool")),
+    "custom evaluator": ("evaluator-blocks", ("--kind", "tool")),
+    "judge": ("judge-blocks", ("--kind", "tool", "--judge", "blocking:judge")),
+    "model script": ("agent-blocks", ("--invoker", "scripted")),
+    "invoker": ("agent-blocks", ("--invoker", "blocking:invoker")),
+}
+
+
+@pytest.mark.parametrize("kind", IN_A_TEST)
+def test_user_code_blocking_inside_a_test_fails_that_test_at_its_deadline(kind: str, project: Path) -> None:
+    name, extra = IN_A_TEST[kind]
+    done, took = oac(project, *extra)
+    lines = done.stdout.splitlines()
+    failed = [line for line in lines if line.startswith(f"  FAIL '{name}'")]
+    assert failed and f"timed out after {TIMEOUT}s" in failed[0], done.stdout + done.stderr
+    assert "  pass 'fine'" in lines, done.stdout  # the run went on
+    assert done.returncode == 1 and "Traceback" not in done.stdout + done.stderr
+    assert took < 40, took  # every blocked test ends at its deadline, not at some later time
+
+
+LOAD_TIME = {
+    "factory": ("agents:blocking_registry", ()),
+    "judge factory": ("agents:registry", ("--judge", "blocking:slow_judge")),
+    "invoker factory": ("agents:registry", ("--invoker", "blocking:slow_invoker")),
+}
+
+
+@pytest.mark.parametrize("kind", LOAD_TIME)
+def test_user_code_blocking_at_load_time_is_one_line_and_exit_2(kind: str, project: Path) -> None:
+    factory, extra = LOAD_TIME[kind]
+    started = time.monotonic()
+    done = subprocess.run([OAC, "test", factory, "--config", "prod", "--timeout", TIMEOUT, *extra], cwd=project,
+                          capture_output=True, text=True, timeout=120)
+    took = time.monotonic() - started
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 2 and len(lines) == 1, done.stdout + done.stderr
+    assert f"timed out after {TIMEOUT}s while loading" in lines[0] and "Traceback" not in done.stderr
+    assert "discovered=" not in done.stdout
+    assert took < 30, took
