@@ -61,6 +61,8 @@ def run_tests(options: TestOptions, out: TextIO | None = None, *, process_ends: 
 def _run_tests(options: TestOptions, out: TextIO, interrupt: InterruptState) -> int:
     zygote.start()  # before the registry exists, so handler children fork from a small process
     plan = TestPlan(options)
+    for note in plan.notes:
+        print(f"oac: {note}", file=sys.stderr)
     plan.prefetching = True  # every planned task is selected: handlers of tests that will run may start early
     reporter = OacReporter(out)
     reporter._force = options.force
@@ -79,7 +81,7 @@ def _run_tests(options: TestOptions, out: TextIO, interrupt: InterruptState) -> 
     if options.junit:
         write_junit(options.junit if options.junit.is_absolute() else options.root / options.junit, reporter.tally)
     tally = reporter.tally
-    if tally.failed:
+    if tally.failed or (tally.flaky and options.flaky_as == "fail"):
         return 1
     if code == 3 or tally.errors:
         return 2 if not tally.discovered else 1
