@@ -2,6 +2,7 @@
 
 import sys
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any, TextIO
 
 from doit.cmd_base import TaskLoader2
@@ -37,10 +38,11 @@ def doit_config(options: TestOptions) -> dict[str, Any]:
 class PlanLoader(TaskLoader2):
     """Hands doit the tasks of one TestPlan, exactly as `task_test` would yield them from a dodo.py."""
 
-    def __init__(self, plan: TestPlan, reporter: OacReporter) -> None:
+    def __init__(self, plan: TestPlan, reporter: OacReporter, keep: Callable[[str], bool] | None = None) -> None:
         super().__init__()
         self.plan = plan
         self.reporter = reporter
+        self.keep = keep  # only these tasks (by name) are handed to doit; None: all of them
 
     def load_doit_config(self) -> dict[str, Any]:
         config = doit_config(self.plan.options)
@@ -48,7 +50,19 @@ class PlanLoader(TaskLoader2):
         return config
 
     def load_tasks(self, cmd: Any, pos_args: list[str]) -> list[Any]:
-        return generate_tasks(TEST_GROUP, self.plan.task_dicts(), "oac tests")
+        tasks = self.plan.task_dicts()
+        if self.keep is not None:
+            tasks = (task for task in tasks if self.keep(task.name))
+        return generate_tasks(TEST_GROUP, tasks, "oac tests")
+
+
+def run_selected(plan: TestPlan, reporter: OacReporter, names: list[str], keep: Callable[[str], bool]) -> int:
+    """One doit run of the named tasks of `plan` (and what they depend on), e.g. one test for the pytest plugin:
+    the same loader, backend, file checker and reporter as `oac test`; doit's exit code."""
+    main = DoitMain(PlanLoader(plan, reporter, keep), config_filenames=(),
+                    extra_config={"BACKEND": {BACKEND_NAME: BACKEND_LOCATION}})
+    argv = ["run", "--continue", *(["--always-execute"] if plan.options.force else []), *names]
+    return int(main.run(argv))
 
 
 def run_tests(options: TestOptions, out: TextIO | None = None, *, process_ends: bool = False) -> int:
