@@ -8,6 +8,8 @@ import click
 from open_agent_compiler import __version__
 from open_agent_compiler.cli.compile_cmd import compile_command
 from open_agent_compiler.cli.info_cmd import info_command
+from open_agent_compiler.cli.results_cmd import results_group
+from open_agent_compiler.cli.show_cmd import show_command
 from open_agent_compiler.cli.streams import guard_standard_streams, stream_failure
 from open_agent_compiler.cli.test_cmd import test_command
 
@@ -21,6 +23,8 @@ def oac() -> None:
 oac.add_command(compile_command, "compile")
 oac.add_command(info_command, "info")
 oac.add_command(test_command, "test")
+oac.add_command(show_command, "show")
+oac.add_command(results_group, "results")
 
 
 def main() -> None:

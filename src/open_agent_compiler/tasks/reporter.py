@@ -260,6 +260,9 @@ class OacReporter:
         name = plan.by_id[test_id].name
         self.tally.rows.append((test_id, name, "skipped", 0.0, f"matches green run from {at}"))
         self.tally.kinds[test_id] = plan.by_id[test_id].kind
+        if plan.options.shard:  # a shard's results say what became of each of its tests (see testing.merge)
+            self._append(plan, build_record(plan, test_id, TestOutcome(
+                status="skipped", score=1.0, skip_reason=f"green: key unchanged since {at}"), now_iso()))
         if plan.options.verbose or plan.options.explain:
             self._say(f"  skip {name!r}: matches green run from {at}{timing(plan.by_id[test_id].kind, None)}")
 
