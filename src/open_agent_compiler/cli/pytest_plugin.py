@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from open_agent_compiler.errors import OacError
-from open_agent_compiler.tasks.graph import COMPILE_GROUP, TestPlan
+from open_agent_compiler.tasks.graph import COMPILE_GROUP, TestPlan, retire
 from open_agent_compiler.tasks.reporter import OacReporter
 from open_agent_compiler.tasks.run import run_selected
 from open_agent_compiler.tasks.settings import build_options
@@ -94,6 +94,10 @@ class OacPlugin:
                 item.add_marker(tag)
             items.append(item)
         return items
+
+    def pytest_sessionfinish(self) -> None:
+        if self.plan is not None:
+            retire(self.plan.run_id)
 
     def run_one(self, test_id: str) -> tuple[str, str, list[str]]:
         """(status, message, the lines `oac test -v` prints for it) of one test, run by doit."""

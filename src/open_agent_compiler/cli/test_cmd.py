@@ -95,7 +95,7 @@ def test_command(factory: str | None, config: str | None, dialect: tuple[str, ..
     if list_:
         from open_agent_compiler.tasks.listing import list_line, list_tests
 
-        listed = list_tests(options)
+        listed = list_tests(options, process_ends=True)
         if format_ == "json":
             print(json.dumps(listed, indent=1))
         else:

@@ -13,12 +13,19 @@ from doit.globals import Globals
 
 from open_agent_compiler.tasks.backend import OacStateDB
 from open_agent_compiler.tasks.file_checker import OacFileChecker
+from open_agent_compiler.tasks.gc_tuning import fewer_collections
 from open_agent_compiler.tasks.graph import TestPlan, retire
 from open_agent_compiler.tasks.settings import TestOptions
 
 
-def list_tests(options: TestOptions) -> list[dict[str, Any]]:
-    """One entry per selected test: id, kind, target, tags, green (and since when)."""
+def list_tests(options: TestOptions, *, process_ends: bool = False) -> list[dict[str, Any]]:
+    """One entry per selected test: id, kind, target, tags, green (and since when). `process_ends`: as in
+    `tasks.run.run_tests` (the GC settings of a run are kept)."""
+    with fewer_collections(restore=not process_ends):
+        return _list_tests(options)
+
+
+def _list_tests(options: TestOptions) -> list[dict[str, Any]]:
     plan = TestPlan(options)
     previous = Globals.dep_manager
     manager = Dependency(OacStateDB, str(options.state_db), checker_cls=OacFileChecker) \

@@ -88,6 +88,7 @@ class OacReporter:
         self._tests_selected = True
         self._repeats: Repeats | None = None
         self.keep_plans = False  # the pytest plugin runs one plan's tasks over many doit runs
+        self.stoppable = False  # `oac test` runs doit with runners that stop when told (-x/--maxfail)
 
     # helpers ------------------------------------------------------------------------------------------------
     @staticmethod
@@ -155,7 +156,7 @@ class OacReporter:
             message = " ".join(outcome.first_failure().split())
             tally.failures.append((test_id, message))
             self._say(f"  FAIL {case.name!r}: {message}{suffix}")
-            if tally.maxfail and tally.failed + tally.flaky * (tally.flaky_as == "fail") >= tally.maxfail:
+            if self.stoppable and tally.maxfail and tally.failed >= tally.maxfail:
                 tally.stopped = tally.stopped or f"stopped after {tally.maxfail} failure" + \
                     ("s" if tally.maxfail > 1 else "") + f" (--maxfail {tally.maxfail})"
         elif outcome.status == "skipped":

@@ -80,6 +80,7 @@ def _run_tests(options: TestOptions, out: TextIO, interrupt: InterruptState) -> 
     plan.prefetching = True  # every planned task is selected: handlers of tests that will run may start early
     reporter = OacReporter(out)
     reporter._force = options.force
+    reporter.stoppable = True  # tasks.parallel's runners end dispatch at --maxfail
     argv = ["run", "--continue"]
     if options.jobs > 1:  # doit's -n 1 still forks one worker; serial runs stay in-process
         argv += ["-n", str(options.jobs), "-P", "process"]
