@@ -82,6 +82,10 @@ def test_failures_tags_exitfirst_last_failed_and_junit(quickstart: Project) -> N
 def test_bad_input_is_a_pytest_usage_error_and_without_oac_nothing_loads(quickstart: Project, tmp_path: Path) -> None:
     bad = pytest_run(quickstart.root, "--oac", "agents:registry", "--oac-config", "nope", code=4)
     assert "oac: " in bad.stderr and "nope" in bad.stderr and "Traceback" not in bad.stderr
+    # a bare --oac takes factory and config from [tool.oac]
+    quickstart.write("pyproject.toml", '[tool.oac]\nfactory = "agents:registry"\nconfig = "prod"\n')
+    listed = pytest_run(quickstart.root, "--oac", "--collect-only", "-q", code=0)
+    assert [line for line in listed.stdout.splitlines() if "::" in line] == IDS
     plain = tmp_path / "plain"
     plain.mkdir()
     (plain / "test_alone.py").write_text("import sys\n\n\ndef test_plugin_loaded_nothing():\n"

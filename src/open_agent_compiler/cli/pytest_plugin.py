@@ -62,7 +62,8 @@ class OacPlugin:
 
     def _options(self) -> Any:
         given = {"factory": self.config.getoption("oac") or None, "config": self.config.getoption("oac_config"),
-                 "dialect": self.config.getoption("oac_dialect")}
+                 "dialect": self.config.getoption("oac_dialect"),
+                 "repeat": 1}  # one item per test: repeating is pytest's business (e.g. pytest-repeat)
         return build_options(Path.cwd(), given)
 
     @pytest.hookimpl(wrapper=True)
