@@ -153,9 +153,9 @@ class OacReporter:
                 self._say(f"  pass {case.name!r}{suffix}")
         elif outcome.status == "fail":
             tally.failed += 1
-            message = " ".join(outcome.first_failure().split())
-            tally.failures.append((test_id, message))
-            self._say(f"  FAIL {case.name!r}: {message}{suffix}")
+            shown = " ".join(outcome.first_failure().split())
+            tally.failures.append((test_id, shown))
+            self._say(f"  FAIL {case.name!r}: {shown}{suffix}")
             if self.stoppable and tally.maxfail and tally.failed >= tally.maxfail:
                 tally.stopped = tally.stopped or f"stopped after {tally.maxfail} failure" + \
                     ("s" if tally.maxfail > 1 else "") + f" (--maxfail {tally.maxfail})"
