@@ -109,6 +109,7 @@ class Runner:
                 self.profile("edit-1-agent", case, cold=False)
                 self.bench.settle(case, [label for label in labels if label != "ours"])
             self.bench.long_history(case, labels, reps)
+            self.bench.list_vs_warm(case, reps)
             self.time_steps(f"cold, {tests:,} tests", case, cold=True)
             self.mock_only(tests, shape, labels, reps)
         if tests == self.plan.compile_size and shape == "per-agent":

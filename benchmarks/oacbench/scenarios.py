@@ -27,6 +27,8 @@ PAIRED_WARM = "warm, paired with edits"
 EMPTY_HISTORY = "warm, empty history"
 LONG_HISTORY = f"warm, {HISTORY_LINES:,}-line history"
 INTERLEAVED_WARM = "warm, sizes interleaved"
+LIST_PAIRED_WARM = "warm, paired with --list"
+LIST = "oac test --list (green state)"
 
 
 @dataclass
@@ -264,6 +266,17 @@ class Bench:
                 if ours is not None and ours.written and not all(wanted(n) for n in ours.written):
                     ours.problems.append(f"files written per run: {ours.written}")
 
+    def list_vs_warm(self, case: Case, reps: int) -> None:
+        """`oac test --list` (plans, asks doit whether each test is green, runs nothing) against our warm run,
+        interleaved: the target is that listing costs no more than a warm run."""
+        n = case.spec.tests
+
+        def every_test_listed(records: list[dict[str, Any]]) -> list[str]:
+            return [f"--list appended {len(records)} records"] if records else []
+
+        self.measure(case, [Variant(LIST_PAIRED_WARM, "ours", _warm(n)),
+                            Variant(LIST, "ours", {}, extra=("--list",), inspect=every_test_listed)], reps)
+
     def parallel(self, case: Case, labels: list[str], reps: int, jobs: int) -> None:
         n, kind = case.spec.tests, f"{case.spec.slow_ms} ms {case.spec.slow_kind}"
         cold = {"passed": n, "failed": 0}
@@ -281,7 +294,7 @@ def _problems(result: Measurement, expect: dict[str, int]) -> list[str]:
     problems: list[str] = []
     if result.returncode != 0:
         problems.append(f"exit {result.returncode}: {result.tail[-300:]}")
-    elif expect and not result.summary:
+    elif expect and not result.summary:  # `--list` and `oac compile` print no test summary
         problems.append(f"no summary line: {result.tail[-300:]}")
     for key, wanted in expect.items():
         got = result.summary.get(key)

@@ -5,7 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from oacbench.scenarios import EMPTY_HISTORY, HISTORY_LINES, INTERLEAVED_WARM, LONG_HISTORY, PAIRED_WARM, Row
+from oacbench.scenarios import (
+    EMPTY_HISTORY, HISTORY_LINES, INTERLEAVED_WARM, LIST, LIST_PAIRED_WARM, LONG_HISTORY, PAIRED_WARM, Row,
+)
 
 TARGET_TESTS = 5_000
 FLAT_FROM = 1_000  # the first size of the flatness target
@@ -85,6 +87,10 @@ def evaluate(all_rows: list[Row], edit_checks_ok: dict[str, bool]) -> list[Targe
             found.append(_ratio_target(f"warm after {HISTORY_LINES:,}-line history within 5 % of empty {tag}", hist,
                                        rows.get(EMPTY_HISTORY, n, shape, "ours"), 1.05,
                                        "our warm with empty history (interleaved)"))
+        listing = rows.get(LIST, n, shape, "ours")
+        if listing is not None:
+            found.append(_ratio_target(f"--list ≤ 1.0 × our warm {tag}", listing,
+                                       rows.get(LIST_PAIRED_WARM, n, shape, "ours"), 1.0, "our warm (interleaved)"))
     found.extend(_compile_targets(all_rows))
     found.extend(_parallel_targets(all_rows))
     found.extend(_flat_targets(rows))

@@ -1,11 +1,14 @@
 """The seed's worked example: exact output on the first run, nothing executed on the second, `doit test` same."""
 
+import re
 import json
 import subprocess
 import sys
 from pathlib import Path
 
 from engine_project import SUMMARY, Project, summary_line
+
+TIMING = re.compile(r" \[(?:capability|tool|agent)(?: \d+\.\d{3}s)?\]$")  # the kind/duration suffix of result lines
 
 FIRST = [
     "  pass 'echo-bash-allowed'",
@@ -17,7 +20,7 @@ FIRST = [
 
 def test_first_run_prints_the_seed_lines(quickstart: Project) -> None:
     done = quickstart.test()
-    lines = done.stdout.splitlines()
+    lines = [TIMING.sub("", line) for line in done.stdout.splitlines()]
     for line in FIRST:
         assert line in lines, done.stdout
     assert any(line.startswith("  not_runnable 'echo-conversation'") for line in lines)

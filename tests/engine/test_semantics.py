@@ -1,8 +1,11 @@
 """Mocks versus real handlers, hermetic mode, timeouts, and bad input as one line with exit 2."""
 
+import re
 import pytest
 
 from engine_project import ONE_AGENT, SUMMARY, Project, summary_line
+
+TIMING = re.compile(r" \[(?:capability|tool|agent)(?: \d+\.\d{3}s)?\]$")  # the kind/duration suffix of result lines
 
 TOOLS = '''
 from open_agent_compiler import (
@@ -86,7 +89,7 @@ def tools(tmp_path) -> Project:
 def line_for(output: str, name: str) -> str:
     matches = [line for line in output.splitlines() if f"'{name}'" in line and line.startswith("  ")]
     assert matches, output
-    return matches[0]
+    return TIMING.sub("", matches[0])
 
 
 @pytest.mark.parametrize("spawn", ["", "1"], ids=["forked-child", "fresh-interpreter"])

@@ -1,6 +1,7 @@
 """A JSON tool's declared input_schema and output_schema hold in its tool tests: a violation is a FAIL naming the
 field. Plus the validator's subset on its own."""
 
+import re
 import json
 from pathlib import Path
 
@@ -11,6 +12,8 @@ from hypothesis import strategies as st
 from cli_project import oac
 
 from open_agent_compiler.testing.schema_check import first_violation, violations
+
+TIMING = re.compile(r" \[(?:capability|tool|agent)(?: \d+\.\d{3}s)?\]$")  # the kind/duration suffix of result lines
 
 AGENTS = '''
 from pydantic import BaseModel
@@ -82,7 +85,7 @@ def test_schema_violations_fail_naming_the_field(tmp_path: Path) -> None:
     (tmp_path / "handler.py").write_text(HANDLER)
     done = oac(tmp_path, "test", "schema_agents:registry", "--config", "prod", "-v")
     assert done.returncode == 1 and "Traceback" not in done.stderr, done.stdout + done.stderr
-    lines = done.stdout.splitlines()
+    lines = [TIMING.sub("", line) for line in done.stdout.splitlines()]
     assert "  pass 'conforms'" in lines
     assert ("  FAIL 'input-misses-q': input_schema: test input breaks tool 'finder''s input_schema: "
             "$.q: required field is missing") in lines
@@ -176,6 +179,6 @@ def test_a_handler_is_never_started_for_an_input_that_breaks_the_schema(tmp_path
     (tmp_path / "handler.py").write_text(COUNTING_HANDLER)
     done = oac(tmp_path, "test", "schema_agents:registry", "--config", "prod", "--filter", "handler-")
     assert "  FAIL 'handler-bad-input': input_schema: test input breaks tool 'broken-handler''s input_schema: " \
-           "$.q: expected string, got integer 7" in done.stdout.splitlines()
+           "$.q: expected string, got integer 7" in [TIMING.sub("", line) for line in done.stdout.splitlines()]
     # started early by the prefetch, the handler would have run (the schema says q is a string; 7 was sent)
     assert (tmp_path / "executions.log").read_text().splitlines() == ["'a'"]

@@ -15,6 +15,7 @@ COMMANDS = {"compile": ("open_agent_compiler.cli.compile_cmd", "compile_command"
             "info": ("open_agent_compiler.cli.info_cmd", "info_command"),
             "report": ("open_agent_compiler.cli.report_cmd", "report_command"),
             "results": ("open_agent_compiler.cli.results_cmd", "results"),
+            "show": ("open_agent_compiler.cli.show_cmd", "show_command"),
             "state": ("open_agent_compiler.cli.state_cmd", "state_group"),
             "test": ("open_agent_compiler.cli.test_cmd", "test_command")}
 

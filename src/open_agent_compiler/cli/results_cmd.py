@@ -1,15 +1,22 @@
-"""`oac results`: a terminal summary of the JSONL test history (the group's default); subcommands add to it."""
+"""`oac results`: a terminal summary of the JSONL test history (the group's default), and `oac results merge`,
+which combines the results of several runs (the shards of a CI matrix)."""
 
 import json
+import os
+import sys
 from pathlib import Path
 from typing import Any
 
 import click
 
+from open_agent_compiler import fsio
 from open_agent_compiler.cli.errors import one_line_errors
+from open_agent_compiler.errors import OacError
 from open_agent_compiler.tasks.gc_tuning import fewer_collections
 from open_agent_compiler.tasks.settings import STATE_DIR, find_project
 from open_agent_compiler.testing.history import History, first_failure, load_history, parse_since, summary
+from open_agent_compiler.testing.merge import merge
+from open_agent_compiler.testing.results import read_records
 
 DEFAULT_RESULTS = Path(STATE_DIR) / "test_results.jsonl"
 
@@ -22,8 +29,6 @@ def results_path(given: Path | None) -> Path:
     project = find_project(Path.cwd())
     configured = project.values.get("results")
     if configured is not None and not isinstance(configured, str):
-        from open_agent_compiler.errors import OacError
-
         raise OacError(f"{project.where('results')} must be a string, not {type(configured).__name__}")
     return project.root / (configured or DEFAULT_RESULTS)
 
@@ -97,3 +102,30 @@ def results(ctx: click.Context, results: Path | None, since: str | None, format_
         click.echo(json.dumps(summary(history, top), indent=2, ensure_ascii=False))
     else:
         click.echo("\n".join(text_lines(history, top, since)))
+
+
+@results.command("merge")
+@click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("-o", "--output", type=click.Path(path_type=Path), help="Write the merged records here (JSONL).")
+@one_line_errors
+def merge_command(files: tuple[Path, ...], output: Path | None) -> None:
+    """Merge FILES (e.g. one per shard) and print the combined summary. Exit 1 when a test failed or the same
+    key both passed and failed (a conflict), else 0."""
+    for path in files:
+        if not path.is_file():
+            raise OacError(f"results file {path} does not exist")
+    merged = merge(list(read_records(path)) for path in files)
+    if output is not None:
+        data = "".join(json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
+                       for record in merged.records).encode("utf-8", "backslashreplace")
+        absolute = Path(os.path.abspath(output))
+        fsio.write_file(fsio.trusted_root(absolute), str(absolute), data, show=str(output))
+    for conflict in merged.conflicts:
+        print(f"oac: conflict: {conflict.test_id} (config {conflict.config}) passed and failed under the same key "
+              f"{conflict.key}", file=sys.stderr)
+    print(merged.summary())
+    if merged.failures:
+        print("Failures:")
+        for test_id, message in merged.failures:
+            print(f"  - {test_id}: {' '.join(message.split())}")
+    sys.exit(1 if merged.failures or merged.conflicts else 0)

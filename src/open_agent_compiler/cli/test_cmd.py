@@ -1,7 +1,9 @@
 """`oac test`: run capability, tool and agent tests as a doit task graph."""
 
+import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -19,6 +21,14 @@ def _one(values: tuple[str, ...], flag: str) -> str | None:
         raise OacError(f"{flag} given {len(values)} times ({', '.join(values)}); oac test checks one per "
                                f"run: run it once for each")
     return values[0] if values else None
+
+
+def _maxfail(ctx: click.Context, param: click.Parameter, value: Any) -> None:
+    """-x and --maxfail write one setting; click handles options in the order given, so the later one wins."""
+    if param.name == "exitfirst" and value:
+        ctx.meta["oac_maxfail"] = 1
+    elif param.name == "maxfail" and value is not None:
+        ctx.meta["oac_maxfail"] = value
 
 
 @click.command("test")
@@ -45,17 +55,55 @@ def _one(values: tuple[str, ...], flag: str) -> str | None:
 @click.option("--judge", help="LLM judge for llm_judge evaluators: module:factory (or 'http', see [tool.oac.judge]).")
 @click.option("--require-shared-state", "require_shared_state", is_flag=True, default=None,
               help="Exit 2 when the shared state ([tool.oac] state, OAC_STATE_URL) is unreachable or fails.")
+# selection and output like pytest (docs/testing.md "Selecting tests"); repeated -k/-m: the last one counts
+@click.option("-k", "keyword", metavar="EXPR", help="Only tests whose id matches EXPR: names (substrings, any case) "
+              "with and/or/not and parentheses.")
+@click.option("-m", "markers", metavar="EXPR", help="Only tests whose tags match EXPR (and/or/not, parentheses).")
+@click.option("--lf", "--last-failed", "last_failed", is_flag=True, default=None,
+              help="Only the tests whose last recorded run failed (all when none did).")
+@click.option("-x", "--exitfirst", is_flag=True, default=None, callback=_maxfail, expose_value=False,
+              help="Stop after the first failure (--maxfail 1).")
+@click.option("--maxfail", type=int, metavar="N", callback=_maxfail, expose_value=False,
+              help="Stop after N failures (the later of -x/--maxfail counts, as in pytest).")
+@click.option("--durations", type=int, metavar="N", help="List the N slowest tests (0: all) before the summary.")
+@click.option("--shard", metavar="K/N", help="Run only shard K of N (a stable partition by the hash of the test id).")
+@click.option("--shard-by", type=click.Choice(["hash", "duration"]),
+              help="duration: balance agent tests over the shards by their recorded durations.")
+@click.option("--repeat", type=int, metavar="N", help="Run each selected test N times (no green skip); flaky "
+              "tests are reported with pass@k / pass^k.")
+@click.option("--flaky-as", type=click.Choice(["pass", "fail"]), help="What a flaky test counts as (default fail).")
+@click.option("--list", "--collect-only", "list_", is_flag=True, help="List the selected tests (id, kind, "
+              "target, tags, green) without running any.")
+@click.option("--format", "format_", type=click.Choice(["text", "json"]), default="text",
+              help="--list output: a line per test, or JSON.")
 @one_line_errors
 def test_command(factory: str | None, config: str | None, dialect: tuple[str, ...], results: Path | None,
                  force: bool | None, filter_: tuple[str, ...], kind: tuple[str, ...], variant: str | None,
                  jobs: int | None, timeout: float | None, hermetic: bool | None, strict: bool | None,
                  junit: Path | None, explain: bool | None, verbose: bool | None, invoker: str | None = None,
-                 judge: str | None = None, require_shared_state: bool | None = None) -> None:
+                 judge: str | None = None, require_shared_state: bool | None = None, keyword: str | None = None,
+                 markers: str | None = None, last_failed: bool | None = None, durations: int | None = None,
+                 shard: str | None = None, shard_by: str | None = None, repeat: int | None = None,
+                 flaky_as: str | None = None, list_: bool = False, format_: str = "text") -> None:
     """Run the tests of FACTORY (module:callable returning an AgentRegistry) for one config."""
     options = build_options(Path.cwd(), {
         "factory": factory, "config": config, "dialect": _one(dialect, "--dialect"), "results": results,
         "force": force, "filter": filter_, "kind": kind, "variant": variant, "jobs": jobs, "timeout": timeout,
         "hermetic": hermetic, "strict": strict, "junit": junit, "explain": explain, "verbose": verbose,
-        "invoker": invoker, "judge": judge, "require_shared_state": require_shared_state,
+        "invoker": invoker, "judge": judge, "require_shared_state": require_shared_state, "keyword": keyword,
+        "markers": markers, "last_failed": last_failed,
+        "maxfail": click.get_current_context().meta.get("oac_maxfail"), "durations": durations, "shard": shard,
+        "shard_by": shard_by, "repeat": repeat, "flaky_as": flaky_as,
     })
+    if list_:
+        from open_agent_compiler.tasks.listing import list_line, list_tests
+
+        listed = list_tests(options, process_ends=True)
+        if format_ == "json":
+            print(json.dumps(listed, indent=1))
+        else:
+            for entry in listed:
+                print(list_line(entry))
+            print(f"oac test: {len(listed)} selected, {sum(e['green'] for e in listed)} green")
+        sys.exit(0)
     sys.exit(run_tests(options, process_ends=True))  # `main` ends the process right after

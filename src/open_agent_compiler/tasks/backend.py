@@ -327,3 +327,19 @@ def saved_imports(db_path: Path) -> dict[str, list[str]]:
         if isinstance(value, list):
             found[task_id] = [str(v) for v in value]
     return found
+
+
+def saved_parts(db_path: Path, task_id: str) -> dict[str, Any]:
+    """The key parts saved with a task's last pass (read-only; {} when there are none), for `oac show`."""
+    if not db_path.is_file():
+        return {}
+    try:
+        conn = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_MS / 1000)
+        try:
+            row = conn.execute("select parts from doit where task_id = ?", (task_id,)).fetchone()
+        finally:
+            conn.close()
+        parts = json.loads(row[0]) if row and row[0] else {}
+    except (sqlite3.Error, ValueError):
+        return {}
+    return parts if isinstance(parts, dict) else {}

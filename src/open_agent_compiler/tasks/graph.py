@@ -51,6 +51,11 @@ _TASK_VALUES = inspect.Signature([inspect.Parameter(n, inspect.Parameter.POSITIO
                                   for n in ("task", "values")])
 
 
+def repeat_id(test_id: str, index: int) -> str:
+    """The id of one repeat of a test under `--repeat N` (1-based index)."""
+    return f"{test_id}@r{index}"
+
+
 def task_name(config: str, test_id: str) -> str:
     """A doit-safe, stable name: readable where possible, with a digest suffix where characters were replaced."""
     raw = f"{config}:{test_id}"
@@ -105,7 +110,7 @@ class TestPlan:
         # user code that runs at load time is bounded by the run's --timeout: blocked, it is one line and exit 2
         self.resolved: ResolvedConfig = planning.bounded(options, f"factory {options.factory!r}", planning.load,
                                                          options)
-        self.cases = planning.discover_tests(self.resolved, options)
+        self.cases, self.notes = planning.choose_tests(self.resolved, options)
         invoker = None
         self.invoker_key = None  # part of agent tests' keys
         if options.invoker:  # the invokers (and what they import) load only when agent tests will run
@@ -121,6 +126,15 @@ class TestPlan:
         self.names = {case.test_id: f"{TEST_GROUP}:{task_name(options.config, case.test_id)}" for case in self.cases}
         self.test_ids = {name: test_id for test_id, name in self.names.items()}
         self.shared = planning.shared_session(options, list(self.test_ids))  # None: local state only
+        # --repeat N: each repeat its own task, never green-skipped (tasks.repeats); task name → repeat index
+        self.repeat = options.repeat
+        self.repeat_of: dict[str, int] = {}
+        if self.repeat > 1:
+            for case in self.cases:
+                for index in range(1, self.repeat + 1):
+                    name = f"{TEST_GROUP}:{task_name(options.config, repeat_id(case.test_id, index))}"
+                    self.repeat_of[name] = index
+                    self.test_ids[name] = case.test_id
         self.needs_compile = any(case.kind != "tool" for case in self.cases)
         # Only agent tests run from files (a harness is started in a copy of the build); capability tests judge
         # the compiled bytes in memory, so a run without agent tests has no compile task and writes no build.
@@ -234,29 +248,39 @@ class TestPlan:
         none: list[Any] = []
         no_files: frozenset[str] = frozenset()
         after_compile = [self.compile_task]
+        always_run = [(False, None, None)]  # a repeat: never green-skipped
         yield group  # its task_dep fills below, before doit reads it
+        repeats = self.repeat_names()
         for case in self.cases:
-            name = self.names[case.test_id]
-            task = test_task.__new__(test_task)
-            files = self.file_dep(case.test_id)
-            task.__dict__.update(
-                name=name, doc=f"{case.kind} test {case.name!r} on {case.target_name!r}", _actions=actions,
-                _action_instances=None, clean_actions=none, teardown=none, custom_title=None, value_savers=none,
-                uptodate=uptodate, meta=meta, values={}, subtask_of=TEST_GROUP)
-            if files:  # doit may add implicit task_dep to a task whose file_dep another task makes
-                task.file_dep = set(files)
-                task.task_dep = [self.compile_task] if case.kind == "agent" else []
-            else:
-                task.file_dep = no_files
-                task.task_dep = after_compile if case.kind == "agent" else none
-            group.task_dep.append(name)
-            yield task
+            for name in repeats.get(case.test_id) or (self.names[case.test_id],):
+                task = test_task.__new__(test_task)
+                files = self.file_dep(case.test_id)
+                task.__dict__.update(
+                    name=name, doc=f"{case.kind} test {case.name!r} on {case.target_name!r}", _actions=actions,
+                    _action_instances=None, clean_actions=none, teardown=none, custom_title=None, value_savers=none,
+                    uptodate=always_run if name in self.repeat_of else uptodate, meta=meta, values={},
+                    subtask_of=TEST_GROUP)
+                if files:  # doit may add implicit task_dep to a task whose file_dep another task makes
+                    task.file_dep = set(files)
+                    task.task_dep = [self.compile_task] if case.kind == "agent" else []
+                else:
+                    task.file_dep = no_files
+                    task.task_dep = after_compile if case.kind == "agent" else none
+                group.task_dep.append(name)
+                yield task
+
+    def repeat_names(self) -> dict[str, list[str]]:
+        """test id → the task names of its repeats, in repeat order (empty without --repeat)."""
+        found: dict[str, list[str]] = {}
+        for name, index in self.repeat_of.items():
+            found.setdefault(self.test_ids[name], []).append(name)
+        return found
 
     def _start_prefetch(self) -> None:
         """Start the real handlers of the tests that will run (not green, not ignored) ahead of their turn."""
         manager = Globals.dep_manager
         pending = []
-        for case in self.cases:
+        for case in self.cases if self.repeat == 1 else ():
             if case.kind != "tool":
                 continue
             name = self.names[case.test_id]
@@ -372,6 +396,7 @@ def test_action(run_id: str, task: Any) -> None | TaskFailed:
     test_id = plan.test_ids[task.name]
     case = plan.by_id[test_id]
     outcome, imports = _run(plan, case)
+    repeat = plan.repeat_of.get(task.name)
     plan.adopt_imports(test_id, imports)
     if imports:  # they are file_dep from now on (doit saves their state after we return; -n: sent back with us)
         found = (str(plan.root / path) for path in imports if not path.endswith("/"))  # a folder: in the key only
@@ -379,13 +404,15 @@ def test_action(run_id: str, task: Any) -> None | TaskFailed:
     finished = now_iso()
     # The record is durable before doit can save this test as green (it does that after we return).
     try:
-        append_record(plan, build_record(plan, test_id, outcome, finished))
+        append_record(plan, build_record(plan, test_id, outcome, finished, repeat=repeat))
     except ResultsError as exc:  # no record, no green: the run stops here with one line (exit 2)
         raise ResultsLogLost(str(exc)) from None
     # a task's own meta from here on (test tasks start out sharing their plan's): back to doit's main process
     task.meta = {**task.meta, "oac_outcome": outcome, "oac_finished": finished, "oac_recorded": True}
     if outcome.status == "fail":
         return TaskFailed(outcome.first_failure())
+    if repeat is not None:  # a repeat proves nothing green on its own: the next run runs the test again
+        return None
     # Saved by doit as the task's values (returning them would store them a second time as its result).
     parts = plan.parts_of(test_id)
     task.values.update({"key": plan.keys[test_id], "status": outcome.status, "at": finished,

@@ -11,13 +11,22 @@ from open_agent_compiler.testing.xml_text import xml_safe
 
 
 def write_junit(path: Path, tally: Any) -> None:
-    suite = ET.Element("testsuite", name="oac", tests=str(len(tally.rows)), failures=str(tally.failed),
+    flaky_fails = getattr(tally, "flaky", 0) if getattr(tally, "flaky_as", "fail") == "fail" else 0
+    # not_runnable tests did not run: CI shows them as skipped, never as passed
+    suite = ET.Element("testsuite", name="oac", tests=str(len(tally.rows)), failures=str(tally.failed + flaky_fails),
                        skipped=str(tally.skipped + tally.not_runnable), errors=str(len(tally.errors)))
     for test_id, name, status, duration, message in tally.rows:
         test_id, name, message = xml_safe(test_id), xml_safe(name), xml_safe(message)  # evidence may hold \x1b
         classname, _, _ = test_id.partition("::")
         case = ET.SubElement(suite, "testcase", classname=classname, name=name, time=f"{duration:.6f}")
-        if status == "fail":
+        if status == "flaky":  # it both passed and failed over its --repeat runs
+            properties = ET.SubElement(case, "properties")
+            ET.SubElement(properties, "property", name="flaky", value="true")
+            if flaky_fails:
+                ET.SubElement(case, "failure", type="flaky", message=message[:1000]).text = message
+            else:
+                ET.SubElement(case, "system-out").text = message
+        elif status == "fail":
             ET.SubElement(case, "failure", message=message[:1000]).text = message
         elif status in ("skipped", "not_runnable"):
             ET.SubElement(case, "skipped", message=f"{status}: {message}"[:1000])

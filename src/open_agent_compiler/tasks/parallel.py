@@ -13,12 +13,30 @@ from contextlib import contextmanager
 from typing import Any
 
 import doit.cmd_run
-from doit.runner import JobHold, MRunner
+from doit.runner import JobHold, MRunner, Runner
 
 AHEAD = 2
 
 
-class PrefetchingRunner(MRunner):
+class StopWhenTold:
+    """`--maxfail N` / `-x`: after each result, stop dispatching once the reporter's tally says the run stopped
+    (doit's own switch, `_stop_running`, the one a failure without `--continue` sets). Tests already handed to a
+    worker finish and are reported."""
+
+    reporter: Any
+    _stop_running: bool
+
+    def process_task_result(self, node: Any, base_fail: Any) -> None:
+        super().process_task_result(node, base_fail)  # type: ignore[misc]
+        if getattr(getattr(self.reporter, "tally", None), "stopped", None):
+            self._stop_running = True
+
+
+class StoppingRunner(StopWhenTold, Runner):
+    pass
+
+
+class PrefetchingRunner(StopWhenTold, MRunner):
     def run_tasks(self, task_dispatcher: Any) -> None:
         result_q = self.Queue()
         job_q = self.Queue()
@@ -80,9 +98,11 @@ class PrefetchingRunner(MRunner):
 @contextmanager
 def prefetching_runner() -> Iterator[None]:
     """doit's `run` command picks its process runner by name from `doit.cmd_run`; point it at ours for one run."""
-    original = doit.cmd_run.MRunner
+    original, serial = doit.cmd_run.MRunner, doit.cmd_run.Runner
     doit.cmd_run.MRunner = PrefetchingRunner  # type: ignore[misc]
+    doit.cmd_run.Runner = StoppingRunner  # type: ignore[misc]
     try:
         yield
     finally:
         doit.cmd_run.MRunner = original  # type: ignore[misc]
+        doit.cmd_run.Runner = serial  # type: ignore[misc]

@@ -29,6 +29,8 @@ from open_agent_compiler.tasks.state_paths import on_state
 from open_agent_compiler.usercode import project_imports
 from open_agent_compiler.testing.discovery import TestCase, discover, select
 from open_agent_compiler.testing.keys import FileDigests, KeyParts, discovered_path, key_parts
+from open_agent_compiler.testing.results import read_records
+from open_agent_compiler.testing.selection import last_failed, narrow, parse_shard, recorded_durations
 
 
 T = TypeVar("T")
@@ -53,7 +55,22 @@ def load(options: TestOptions) -> ResolvedConfig:
 
 
 def discover_tests(resolved: ResolvedConfig, options: TestOptions) -> list[TestCase]:
-    return select(discover(resolved), kind=options.kind, text=options.filter)
+    return choose_tests(resolved, options)[0]
+
+
+def choose_tests(resolved: ResolvedConfig, options: TestOptions) -> tuple[list[TestCase], list[str]]:
+    """discover → --kind/--filter → -k/-m → --last-failed → --shard (each once per run); notes for the user."""
+    cases = select(discover(resolved), kind=options.kind, text=options.filter)
+    if not (options.keyword or options.markers or options.last_failed or options.shard):
+        return cases, []
+    history = None
+    if options.last_failed or options.shard_by == "duration":
+        history = list(read_records(options.results_path))
+    return narrow(cases, keyword=options.keyword, markers=options.markers,
+                  failed=last_failed(history or [], options.config) if options.last_failed else None,
+                  shard=parse_shard(options.shard) if options.shard else None,
+                  durations=recorded_durations(history or [], options.config)
+                  if options.shard_by == "duration" else None)
 
 
 class Compiled(BaseModel):

@@ -41,7 +41,8 @@ def _escaped(value: Any) -> Any:
     return value
 
 
-def build_record(plan: "TestPlan", test_id: str, outcome: TestOutcome, finished: str) -> TestRecord:
+def build_record(plan: "TestPlan", test_id: str, outcome: TestOutcome, finished: str, *, repeat: int | None = None,
+                 repeats: dict[str, Any] | None = None, flaky: bool | None = None) -> TestRecord:
     case = plan.by_id[test_id]
     parts = plan.parts_of(test_id)
     return TestRecord.model_construct(  # built from our own typed values: no re-validation per test
@@ -53,6 +54,7 @@ def build_record(plan: "TestPlan", test_id: str, outcome: TestOutcome, finished:
         agent_state_hash=parts.target, mock_set_hash=parts.mocks, composite_hash=plan.keys[test_id],
         evidence=[r.model_dump(mode="json") for r in outcome.evidence], skip_reason=outcome.skip_reason,
         invoker=parts.invoker, turns=[list(calls) for calls in outcome.turns] if case.kind == "agent" else None,
+        repeat=repeat, repeats=repeats, flaky=flaky,
     )
 
 

@@ -15,6 +15,8 @@ from open_agent_compiler.testing.xml_text import terminal_safe
 from open_agent_compiler.tasks.junit import write_junit
 from open_agent_compiler.tasks.records import append_record, build_record, close_logs
 from open_agent_compiler.tasks.backend import OacStateDB
+from open_agent_compiler.tasks.annotations import annotate
+from open_agent_compiler.tasks.repeats import Repeats
 from open_agent_compiler.tasks.graph import TEST_GROUP, TestPlan, active_plans, plan_for, retire
 
 
@@ -30,10 +32,27 @@ class RunTally:
         self.failures: list[tuple[str, str]] = []  # (test id, first failing evidence)
         self.rows: list[tuple[str, str, str, float, str]] = []  # (test id, name, status, duration, message)
         self.errors: list[str] = []
+        self.kinds: dict[str, str] = {}  # test id → kind, for --durations
+        self.flaky = 0
+        self.repeats = False  # a --repeat run: the summary says how many were flaky
+        self.flaky_as = "fail"
+        self.stopped: str | None = None  # why the run stopped early (--maxfail)
+        self.maxfail = 0
 
     def summary(self) -> str:
         return (f"oac test: discovered={self.discovered} passed={self.passed} failed={self.failed} "
-                f"skipped={self.skipped} not_runnable={self.not_runnable}")
+                f"skipped={self.skipped} not_runnable={self.not_runnable}"
+                + (f" flaky={self.flaky}" if self.repeats or self.flaky else ""))
+
+    def slowest(self, count: int) -> list[tuple[str, str, str, float]]:
+        """(test id, kind, status, seconds) of the `count` slowest tests that ran (0: all), slowest first."""
+        ran = sorted((row for row in self.rows if row[3] > 0), key=lambda row: (-row[3], row[0]))
+        return [(row[0], self.kinds.get(row[0], "?"), row[2], row[3]) for row in (ran[:count] if count else ran)]
+
+
+def timing(kind: str, seconds: float | None) -> str:
+    """The suffix every result line carries: the test's kind and how long it ran."""
+    return f" [{kind}]" if seconds is None else f" [{kind} {seconds:.3f}s]"
 
 
 def _dep_manager() -> Dependency | None:
@@ -68,6 +87,9 @@ class OacReporter:
         self._plans: list[TestPlan] = []
         self._completed = False
         self._tests_selected = True
+        self._repeats: Repeats | None = None
+        self.keep_plans = False  # the pytest plugin runs one plan's tasks over many doit runs
+        self.stoppable = False  # `oac test` runs doit with runners that stop when told (-x/--maxfail)
 
     # helpers ------------------------------------------------------------------------------------------------
     @staticmethod
@@ -84,48 +106,84 @@ class OacReporter:
         self.out.write(terminal_safe(text) + "\n")  # also under `doit test`, where stdout is doit's own
         self.out.flush()
 
-    def _record(self, task: Any, plan: TestPlan, test_id: str, outcome: TestOutcome, finished: str) -> None:
+    def _record(self, task: Any, plan: TestPlan, test_id: str, outcome: TestOutcome, finished: str,
+                repeat: int | None = None) -> None:
         if task.meta.pop("oac_recorded", False):  # the action appended its own record
             return
+        self._append(plan, build_record(plan, test_id, outcome, finished, repeat=repeat))
+
+    def _append(self, plan: TestPlan, record: Any) -> None:
         try:
-            append_record(plan, build_record(plan, test_id, outcome, finished))
+            append_record(plan, record)
         except OacError as exc:
             self.tally.errors.append(str(exc))
             self._say(f"  ERROR {exc}")
 
     def _finish_test(self, task: Any, plan: TestPlan, test_id: str, outcome: TestOutcome, finished: str) -> None:
+        repeat = plan.repeat_of.get(task.name)
+        if repeat is not None:
+            self._record(task, plan, test_id, outcome, finished, repeat=repeat)
+            if self._repeats is None:
+                self._repeats = Repeats(plan.repeat, plan.options.flaky_as)
+            folded = self._repeats.add(test_id, outcome)
+            if folded is None:
+                return
+            outcome, summary, flaky = folded
+            self._report(plan, test_id, outcome, flaky)
+            self._append(plan, build_record(plan, test_id, outcome, finished, repeats=summary, flaky=flaky))
+            return
+        self._report(plan, test_id, outcome, False)
+        self._record(task, plan, test_id, outcome, finished)
+
+    def _report(self, plan: TestPlan, test_id: str, outcome: TestOutcome, flaky: bool) -> None:
         case = plan.by_id[test_id]
         verbose = plan.options.verbose
         tally = self.tally
-        if outcome.status == "pass":
+        tally.kinds[test_id] = case.kind
+        suffix = timing(case.kind, outcome.duration_s)
+        message = ""
+        if flaky:
+            tally.flaky += 1
+            message = outcome.skip_reason or "flaky"
+            if outcome.status == "fail":
+                tally.failures.append((test_id, message))
+            self._say(f"  FLAKY {case.name!r}: {message}{suffix}")
+        elif outcome.status == "pass":
             tally.passed += 1
             if verbose:
-                self._say(f"  pass {case.name!r}")
+                self._say(f"  pass {case.name!r}{suffix}")
         elif outcome.status == "fail":
             tally.failed += 1
-            message = " ".join(outcome.first_failure().split())
-            tally.failures.append((test_id, message))
-            self._say(f"  FAIL {case.name!r}: {message}")
+            shown = " ".join(outcome.first_failure().split())
+            tally.failures.append((test_id, shown))
+            self._say(f"  FAIL {case.name!r}: {shown}{suffix}")
+            if self.stoppable and tally.maxfail and tally.failed >= tally.maxfail:
+                tally.stopped = tally.stopped or f"stopped after {tally.maxfail} failure" + \
+                    ("s" if tally.maxfail > 1 else "") + f" (--maxfail {tally.maxfail})"
         elif outcome.status == "skipped":
             tally.skipped += 1
             if verbose:
-                self._say(f"  skip {case.name!r}: {outcome.skip_reason}")
+                self._say(f"  skip {case.name!r}: {outcome.skip_reason}{suffix}")
         else:
             tally.not_runnable += 1
             if verbose:
-                self._say(f"  not_runnable {case.name!r}: {outcome.skip_reason}")
-        tally.rows.append((test_id, case.name, outcome.status, outcome.duration_s,
-                           outcome.first_failure() if outcome.status != "pass" else ""))
-        self._record(task, plan, test_id, outcome, finished)
+                self._say(f"  not_runnable {case.name!r}: {outcome.skip_reason}{suffix}")
+        tally.rows.append((test_id, case.name, "flaky" if flaky else outcome.status, outcome.duration_s,
+                           message or (outcome.first_failure() if outcome.status != "pass" else "")))
 
     # doit's reporter interface ------------------------------------------------------------------------------
     def initialize(self, tasks: Any, selected_tasks: Any) -> None:
         self._plans = active_plans()
+        for plan in self._plans:
+            self.tally.repeats = self.tally.repeats or plan.repeat > 1
+            self.tally.flaky_as = plan.options.flaky_as
+            self.tally.maxfail = plan.options.maxfail
         self._tests_selected = any(name == TEST_GROUP or name.startswith(TEST_GROUP + ":")
                                    for name in selected_tasks or ())
 
     def get_status(self, task: Any) -> None:
-        if self._test_info(task):
+        info = self._test_info(task)
+        if info and info[0].repeat_of.get(task.name, 1) == 1:  # a test with N repeats is one test
             self.tally.discovered += 1
 
     @staticmethod
@@ -205,8 +263,12 @@ class OacReporter:
         self.tally.skipped += 1
         name = plan.by_id[test_id].name
         self.tally.rows.append((test_id, name, "skipped", 0.0, f"matches green run from {at}"))
+        self.tally.kinds[test_id] = plan.by_id[test_id].kind
+        if plan.options.shard:  # a shard's results say what became of each of its tests (see testing.merge)
+            self._append(plan, build_record(plan, test_id, TestOutcome(
+                status="skipped", score=1.0, skip_reason=f"green: key unchanged since {at}"), now_iso()))
         if plan.options.verbose or plan.options.explain:
-            self._say(f"  skip {name!r}: matches green run from {at}")
+            self._say(f"  skip {name!r}: matches green run from {at}{timing(plan.by_id[test_id].kind, None)}")
 
     def skip_ignore(self, task: Any) -> None:
         info = self._test_info(task)
@@ -231,7 +293,7 @@ class OacReporter:
             # tests the interrupt kept from being dispatched were discovered all the same
             self.tally.discovered = max(self.tally.discovered, sum(len(plan.cases) for plan in self._plans))
         close_logs()
-        for plan in self._plans:
+        for plan in self._plans if not self.keep_plans else ():
             retire(plan.run_id)
         if self.options and self._tests_selected:  # built by doit for a dodo.py: `oac test` writes its own
             for plan in self._plans:
@@ -239,6 +301,15 @@ class OacReporter:
                     write_junit(plan.options.junit_path, self.tally)
         if not self.tally.discovered and not self._tests_selected:
             return  # a doit run of other tasks only (e.g. `doit compile`): no test summary
+        durations = next((plan.options.durations for plan in self._plans
+                          if plan.options.durations is not None), None)
+        if durations is not None:
+            self._say(f"slowest {durations or 'all'} durations:")
+            for test_id, kind, status, seconds in self.tally.slowest(durations):
+                self._say(f"  {seconds:8.3f}s {kind:<10} {status:<12} {test_id}")
+        if self.tally.stopped:
+            self._say(f"oac: {self.tally.stopped}")
+        annotate(self.tally, self.out)
         self._say("")
         self._say(self.tally.summary())
         if self.tally.failures:

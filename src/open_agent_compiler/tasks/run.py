@@ -2,6 +2,7 @@
 
 import sys
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any, TextIO
 
 from doit.cmd_base import TaskLoader2
@@ -39,10 +40,11 @@ def doit_config(options: TestOptions) -> dict[str, Any]:
 class PlanLoader(TaskLoader2):
     """Hands doit the tasks of one TestPlan, exactly as `task_test` would yield them from a dodo.py."""
 
-    def __init__(self, plan: TestPlan, reporter: OacReporter) -> None:
+    def __init__(self, plan: TestPlan, reporter: OacReporter, keep: Callable[[str], bool] | None = None) -> None:
         super().__init__()
         self.plan = plan
         self.reporter = reporter
+        self.keep = keep  # only these tasks (by name) are handed to doit; None: all of them
 
     def load_doit_config(self) -> dict[str, Any]:
         config = doit_config(self.plan.options)
@@ -50,7 +52,19 @@ class PlanLoader(TaskLoader2):
         return config
 
     def load_tasks(self, cmd: Any, pos_args: list[str]) -> list[Any]:
-        return generate_tasks(TEST_GROUP, self.plan.task_dicts(), "oac tests")
+        tasks = self.plan.task_dicts()
+        if self.keep is not None:
+            tasks = (task for task in tasks if self.keep(task.name))
+        return generate_tasks(TEST_GROUP, tasks, "oac tests")
+
+
+def run_selected(plan: TestPlan, reporter: OacReporter, names: list[str], keep: Callable[[str], bool]) -> int:
+    """One doit run of the named tasks of `plan` (and what they depend on), e.g. one test for the pytest plugin:
+    the same loader, backend, file checker and reporter as `oac test`; doit's exit code."""
+    main = DoitMain(PlanLoader(plan, reporter, keep), config_filenames=(),
+                    extra_config={"BACKEND": {BACKEND_NAME: BACKEND_LOCATION}})
+    argv = ["run", "--continue", *(["--always-execute"] if plan.options.force else []), *names]
+    return int(main.run(argv))
 
 
 def run_tests(options: TestOptions, out: TextIO | None = None, *, process_ends: bool = False) -> int:
@@ -63,9 +77,12 @@ def run_tests(options: TestOptions, out: TextIO | None = None, *, process_ends: 
 def _run_tests(options: TestOptions, out: TextIO, interrupt: InterruptState) -> int:
     zygote.start()  # before the registry exists, so handler children fork from a small process
     plan = TestPlan(options)
+    for note in plan.notes:
+        print(f"oac: {note}", file=sys.stderr)
     plan.prefetching = True  # every planned task is selected: handlers of tests that will run may start early
     reporter = OacReporter(out)
     reporter._force = options.force
+    reporter.stoppable = True  # tasks.parallel's runners end dispatch at --maxfail
     argv = ["run", "--continue"]
     if options.jobs > 1:  # doit's -n 1 still forks one worker; serial runs stay in-process
         argv += ["-n", str(options.jobs), "-P", "process"]
@@ -85,7 +102,7 @@ def _run_tests(options: TestOptions, out: TextIO, interrupt: InterruptState) -> 
     tally = reporter.tally
     if plan.shared is not None and plan.shared.failure is not None and options.require_shared_state:
         return 2  # the failure was told when it happened
-    if tally.failed:
+    if tally.failed or (tally.flaky and options.flaky_as == "fail"):
         return 1
     if code == 3 or tally.errors:
         return 2 if not tally.discovered else 1

@@ -7,7 +7,7 @@ One validation for both sources: every value, typed on the command line or read 
 import os
 import tomllib
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -18,7 +18,8 @@ STATE_DB = "doit-state.sqlite3"
 PYPROJECT = "pyproject.toml"
 # keys of [tool.oac] that only `oac compile` reads; `oac test` accepts and ignores them
 COMPILE_ONLY_KEYS = ("target", "compile")  # [[tool.oac.compile]]: the compile tasks' entries (tasks.compile_tasks)
-_FLAGS = {"factory": "FACTORY argument", "jobs": "--jobs", "kind": "--kind", "filter": "--filter"}
+_FLAGS = {"factory": "FACTORY argument", "jobs": "--jobs", "kind": "--kind", "filter": "--filter", "keyword": "-k",
+          "markers": "-m"}
 
 
 class TestOptions(BaseModel):
@@ -58,6 +59,16 @@ class TestOptions(BaseModel):
         from open_agent_compiler.tasks.shared_store import check_url
 
         return check_url(value)
+    # selection like pytest (testing.selection): -k over ids, -m over tags, --last-failed, a shard of N
+    keyword: str | None = None
+    markers: str | None = None
+    last_failed: bool = False
+    shard: str | None = Field(default=None, pattern=r"^\s*[0-9]+\s*/\s*[0-9]+\s*$")
+    shard_by: Literal["hash", "duration"] = "hash"
+    maxfail: int = Field(default=0, ge=0, strict=True)  # stop after this many failures (0: never; -x is 1)
+    repeat: int = Field(default=1, ge=1, strict=True)  # run each selected test N times (tasks.repeats)
+    flaky_as: Literal["pass", "fail"] = "fail"  # what a test that both passed and failed counts as
+    durations: int | None = Field(default=None, ge=0, strict=True)  # list the N slowest (0: all)
 
     @field_validator("filter", "kind", mode="before")
     @classmethod

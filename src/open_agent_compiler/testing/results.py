@@ -77,6 +77,10 @@ class TestRecord(BaseModel):
     skip_reason: str | None = None
     invoker: str | None = None  # agent tests: who ran it (see testing.invokers)
     turns: list[list[str]] | None = None  # agent tests: the tool names each turn called (for `oac report`)
+    repeat: int | None = None  # `--repeat N`: which run of the test this is (1..N); None: not a repeat
+    # `--repeat N`, the test's one summary record after its N runs: runs, passes, pass_rate, pass_at_k, pass_hat_k
+    repeats: dict[str, Any] | None = None
+    flaky: bool | None = None  # it both passed and failed in its repeats
 
 
 class ResultsLog:

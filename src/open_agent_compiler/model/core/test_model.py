@@ -6,6 +6,7 @@
 - `AgentTest` (on `AgentDefinition.agent_tests`): a single- or multi-turn scenario run through an invoker.
 """
 
+import re
 from typing import Any, Literal, get_args
 
 from pydantic import Field, SerializeAsAny, field_validator, model_validator
@@ -22,6 +23,16 @@ class _TestBase(Frozen):
     evaluators: Evaluators = ()
     access_profile: str | None = None
     inputs: tuple[str, ...] = ()  # globs (from the project root) of files the test depends on that no tracker sees
+    tags: tuple[str, ...] = ()  # selected with `oac test -m EXPR` / pytest's `-m` (ours; the public package has none)
+
+    @field_validator("tags")
+    @classmethod
+    def _tags_are_names(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for tag in value:
+            if not re.fullmatch(r"[A-Za-z_][\w.-]*", tag) or tag in ("and", "or", "not"):
+                raise ValueError(f"tag {tag!r} must be a name (letters, digits, _ . -; not and/or/not) so -m can "
+                                 f"select it")
+        return value
 
     @field_validator("name")
     @classmethod

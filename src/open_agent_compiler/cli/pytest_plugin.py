@@ -1,0 +1,120 @@
+"""The pytest plugin proper: every embedded test of one config is a pytest item whose node id is its stable test
+id, run by the same doit graph as `oac test` (one doit run of that test's task per item, through `tasks.run`'s
+loader and our reporter), with the same keys, green state and JSONL records.
+
+- a green test (doit finds it up to date) is a pytest skip: `green: key unchanged since <time>`;
+- pass → pass; fail → failure showing the lines `oac test -v` prints; not_runnable and tests whose evaluators
+  all skipped → skip with the reason (`--strict` in `[tool.oac]` makes them failures, as in `oac test`);
+- tags are markers (`-m`), the test id is the item's name (`-k`), so `--lf`, `-x`, `--junitxml`, `-n` (xdist:
+  each worker plans once and runs its items) and IDE panes work as for any test.
+
+Bad input (an unknown config, a factory that does not load) is a pytest usage error (exit 4), one line.
+"""
+
+import io
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from open_agent_compiler.errors import OacError
+from open_agent_compiler.tasks.graph import COMPILE_GROUP, TestPlan, retire
+from open_agent_compiler.tasks.reporter import OacReporter
+from open_agent_compiler.tasks.run import run_selected
+from open_agent_compiler.tasks.settings import build_options
+
+GREEN = "green: key unchanged since {}"
+
+
+class OacItem(pytest.Item):
+    def __init__(self, *, plugin: "OacPlugin", test_id: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.plugin = plugin
+        self.test_id = test_id
+        self.lines: list[str] = []
+
+    def runtest(self) -> None:
+        status, message, self.lines = self.plugin.run_one(self.test_id)
+        if status == "green":
+            raise pytest.skip.Exception(GREEN.format(message), _use_item_location=True)
+        if status in ("skipped", "not_runnable"):
+            raise pytest.skip.Exception(f"{status}: {message}", _use_item_location=True)
+        if status != "pass":
+            raise OacTestFailed(message)
+
+    def repr_failure(self, excinfo: Any, style: Any = None) -> str:
+        if isinstance(excinfo.value, OacTestFailed):
+            return "\n".join(self.lines) or str(excinfo.value)
+        return str(super().repr_failure(excinfo, style))
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        return self.path, 0, self.test_id
+
+
+class OacTestFailed(Exception):
+    """An embedded test failed (its evidence is in the item's report)."""
+
+
+class OacPlugin:
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.plan: TestPlan | None = None
+
+    def _options(self) -> Any:
+        given = {"factory": self.config.getoption("oac") or None, "config": self.config.getoption("oac_config"),
+                 "dialect": self.config.getoption("oac_dialect"),
+                 "repeat": 1}  # one item per test: repeating is pytest's business (e.g. pytest-repeat)
+        return build_options(Path.cwd(), given)
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_make_collect_report(self, collector: pytest.Collector) -> Any:
+        """The session's collection also yields one item per embedded test (so pytest counts, selects and
+        reports them like any other item)."""
+        report = yield
+        if isinstance(collector, pytest.Session) and report.outcome == "passed":
+            report.result.extend(self._items(collector))
+        return report
+
+    def _items(self, session: pytest.Session) -> list[pytest.Item]:
+        try:
+            self.plan = TestPlan(self._options())
+        except OacError as exc:
+            raise pytest.UsageError(f"oac: {' '.join(str(exc).split())}") from None
+        module = self.plan.options.factory.partition(":")[0].replace(".", "/")
+        where = next((path for path in (self.plan.root / f"{module}.py", self.plan.root / module / "__init__.py")
+                      if path.is_file()), self.plan.root)
+        known: set[str] = set()
+        items: list[pytest.Item] = []
+        for case in self.plan.cases:
+            item = OacItem.from_parent(session, name=case.test_id, nodeid=case.test_id, path=where, plugin=self,
+                                       test_id=case.test_id)
+            for tag in case.test.tags:
+                if tag not in known:
+                    self.config.addinivalue_line("markers", f"{tag}: oac test tag")
+                    known.add(tag)
+                item.add_marker(tag)
+            items.append(item)
+        return items
+
+    def pytest_sessionfinish(self) -> None:
+        if self.plan is not None:
+            retire(self.plan.run_id)
+
+    def run_one(self, test_id: str) -> tuple[str, str, list[str]]:
+        """(status, message, the lines `oac test -v` prints for it) of one test, run by doit."""
+        assert self.plan is not None
+        out = io.StringIO()
+        reporter = OacReporter(out)
+        reporter.keep_plans = True
+        name = self.plan.names[test_id]
+        run_selected(self.plan, reporter, [name], keep=lambda task: task == name or
+                     task.startswith(COMPILE_GROUP))
+        lines = [line for line in out.getvalue().splitlines()
+                 if line.startswith("  ") and not line.startswith("  - ")]
+        tally = reporter.tally
+        if not tally.rows:
+            return "fail", "; ".join(tally.errors) or "not run", lines
+        _, _, status, _, message = tally.rows[0]
+        if status == "skipped" and message.startswith("matches green run from "):
+            return "green", message.removeprefix("matches green run from "), lines
+        return status, message, lines

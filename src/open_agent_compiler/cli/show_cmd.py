@@ -1,0 +1,63 @@
+"""`oac show TEST_ID`: the last record of one test in the results history, and the key parts of its last pass."""
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from open_agent_compiler.cli.errors import one_line_errors
+from open_agent_compiler.errors import OacError
+from open_agent_compiler.tasks.backend import saved_parts
+from open_agent_compiler.tasks.graph import TEST_GROUP, task_name
+from open_agent_compiler.tasks.settings import STATE_DB, STATE_DIR, find_project
+from open_agent_compiler.testing.discovery import closest
+from open_agent_compiler.testing.results import read_records
+
+_FIELDS = ("status", "test_kind", "target_name", "config", "dialect", "variant", "mock_profile", "model", "invoker",
+           "score", "duration_s", "timestamp", "run_id", "skip_reason", "repeat", "repeats", "flaky")
+_KEYS = ("composite_hash", "agent_state_hash", "mock_set_hash")
+
+
+@click.command("show")
+@click.argument("test_id")
+@click.option("--results", type=click.Path(path_type=Path), help="JSONL results file (default: [tool.oac] results, "
+              "else .oac/test_results.jsonl).")
+@click.option("--config", help="Only records of this config (default: any).")
+@click.option("--format", "format_", type=click.Choice(["text", "json"]), default="text")
+@one_line_errors
+def show_command(test_id: str, results: Path | None, config: str | None, format_: str) -> None:
+    """Print the last record of TEST_ID: status, evidence, key parts, invoker, timings."""
+    project = find_project(Path.cwd())
+    path = results or Path(project.values.get("results") or Path(STATE_DIR) / "test_results.jsonl")
+    path = path if path.is_absolute() else (Path.cwd() if results else project.root) / path
+    last: dict[str, Any] | None = None
+    seen: set[str] = set()
+    for record in read_records(path):
+        seen.add(str(record.get("test_id")))
+        if record.get("test_id") == test_id and (config is None or record.get("config") == config) \
+                and not record.get("repeat"):
+            last = record
+    if last is None:
+        raise OacError(f"no record of test {test_id!r} in {path}{closest(test_id, seen)}")
+    parts = saved_parts(project.root / STATE_DIR / STATE_DB,
+                        f"{TEST_GROUP}:{task_name(str(last.get('config')), test_id)}")
+    if format_ == "json":
+        print(json.dumps({"record": last, "green_key_parts": parts}, indent=1, ensure_ascii=False))
+        sys.exit(0)
+    print(test_id)
+    for field in _FIELDS:
+        if last.get(field) is not None:
+            print(f"  {field}: {last[field]}")
+    for field in _KEYS:
+        print(f"  {field}: {last.get(field)}")
+    if parts:
+        print("  key parts of its last pass:")
+        for name, value in parts.items():
+            print(f"    {name}: {value if not isinstance(value, dict) else json.dumps(value, sort_keys=True)}")
+    print("  evidence:")
+    for result in last.get("evidence") or ():
+        mark = "skip" if result.get("skipped") else "pass" if result.get("passed") else "FAIL"
+        print(f"    {mark} {result.get('name')}: {' '.join(str(result.get('evidence') or '').split())}")
+    sys.exit(0)
