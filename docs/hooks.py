@@ -104,10 +104,16 @@ def public_options(command: click.Command) -> list[click.Parameter]:
     return [p for p in command.params if not getattr(p, "hidden", False)]
 
 
+def subcommands(group: click.Group) -> dict[str, click.Command]:
+    """A group's commands by name, also of a lazy group (oac's imports each command's module on demand)."""
+    context = click.Context(group)
+    return {name: command for name in group.list_commands(context)
+            if (command := group.get_command(context, name)) is not None}
+
+
 def commands(group: click.Group, prefix: str = "oac") -> list[tuple[str, click.Command]]:
     found: list[tuple[str, click.Command]] = []
-    for name in sorted(group.commands):
-        command = group.commands[name]
+    for name, command in sorted(subcommands(group).items()):
         path = f"{prefix} {name}"
         found.append((path, command))
         if isinstance(command, click.Group):
@@ -137,8 +143,9 @@ def cli_page() -> str:
             rows.append([names, _param_type(param), _param_default(param), cell(param.help or "")])
         if rows:
             out.append(table(["option", "type", "default", "description"], rows))
-        if isinstance(command, click.Group) and command.commands:
-            out.append("Subcommands: " + ", ".join(f"`{path} {name}`" for name in sorted(command.commands)) + ".\n")
+        if isinstance(command, click.Group) and subcommands(command):
+            out.append("Subcommands: " + ", ".join(f"`{path} {name}`" for name in sorted(subcommands(command)))
+                       + ".\n")
         if path in CLI_EXAMPLES:
             out.append(f"Example:\n\n```console\n$ {CLI_EXAMPLES[path]}\n```\n")
     return "\n".join(out)

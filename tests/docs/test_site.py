@@ -48,7 +48,10 @@ def test_mkdocs_build_strict(tmp_path: Path) -> None:
 
 def _commands(group: click.Group, prefix: str = "oac") -> list[tuple[str, click.Command]]:
     found = []
-    for name, command in group.commands.items():
+    context = click.Context(group)
+    for name in group.list_commands(context):  # oac's group is lazy: its commands are imported on demand
+        command = group.get_command(context, name)
+        assert command is not None, name
         found.append((f"{prefix} {name}", command))
         if isinstance(command, click.Group):
             found += _commands(command, f"{prefix} {name}")
