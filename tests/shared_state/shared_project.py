@@ -1,7 +1,7 @@
 """A scratch project for the shared-state tests: one agent, three mocked tools (a callable each), a capability
 test. `alpha`'s mock imports helper.py (a discovered dependency); `beta` fails while BETA_FAIL is set (a test
-whose outcome changes without its key changing); `gamma` runs the command in STOP_SERVER (to stop the database
-mid-run)."""
+whose outcome changes without its key changing); `gamma` reads gamma.txt (a discovered data file)
+and runs the command in STOP_SERVER (to stop the database mid-run)."""
 
 import shutil
 from pathlib import Path
@@ -61,6 +61,8 @@ def beta(payload):
 
 def gamma(payload):
     _ran("gamma")
+    with open("gamma.txt") as data:  # a data file: a discovered read of this test only
+        data.read()
     if os.environ.get("STOP_SERVER"):
         subprocess.run(os.environ["STOP_SERVER"].split("\\x1f"), check=True, capture_output=True)
     return {"ok": True}
@@ -81,7 +83,7 @@ ALL = ("alpha-ok", "beta-ok", "gamma-ok", "alpha-allowed")
 
 
 def make(root: Path, name: str = "demo") -> Project:
-    return Project.of(root, {"agents.py": AGENTS, "mocks.py": MOCKS, "helper.py": HELPER,
+    return Project.of(root, {"agents.py": AGENTS, "mocks.py": MOCKS, "helper.py": HELPER, "gamma.txt": "v1\n",
                              "pyproject.toml": PYPROJECT.format(name=name), "dodo.py": DODO})
 
 

@@ -38,11 +38,17 @@ def test_a_second_checkout_skips_what_the_first_proved_and_reruns_what_it_change
     again = second.test(env=env)  # adopted into local state: green here too
     assert summary_line(again.stdout) == SUMMARY.format(4, 0, 0, 4, 0)
 
+    # gamma.txt is a file gamma's mock read: it travelled with gamma's key, so an edit here re-runs gamma alone
+    second.write("gamma.txt", "v2\n")
+    done = second.test(env=env)
+    assert summary_line(done.stdout) == SUMMARY.format(4, 1, 0, 3, 0), done.stdout
+    assert ran(second) == ["gamma"]
+
     # helper.py is a discovered import of the mocks' module: the shared passes carried it, so an edit is seen
     second.write("helper.py", "OK = True  # edited\n")
     done = second.test(env=env)
     assert summary_line(done.stdout) == SUMMARY.format(4, 3, 0, 1, 0), done.stdout
-    assert ran(second) == ["alpha", "beta", "gamma"]
+    assert ran(second) == ["alpha", "beta", "gamma", "gamma"]
 
 
 def test_a_failure_under_a_key_cancels_its_pass_on_every_machine(pg, tmp_path):
