@@ -27,6 +27,7 @@ from open_agent_compiler.model.core.agent import McpServer, ToolFormat
 from open_agent_compiler.model.core.skill import SkillDefinition
 from open_agent_compiler.model.core.tool import ToolDefinition
 from open_agent_compiler.model.registry import ResolvedAgent
+from open_agent_compiler.model.tool_cli import FLAG_FORM
 
 TOOLS, SKILLS, SUBAGENTS, MCP, PERMISSIONS = "## Tools", "## Skills", "## Subagents", "## MCP servers", "## Permissions"
 TOOL_PREFIX, SKILL_PREFIX = "### Tool: ", "### Skill: "
@@ -54,10 +55,15 @@ def render_tool(tool: ToolDefinition, terms: HarnessTerms | None = None, tool_fo
         lines += [ALLOWED_COMMANDS, *(f"- `{pattern}` ({action})" for pattern, action in rules.items()), ""]
     if tool.json_tool is not None and tool.json_tool in logics:
         commands = tool.json_tool.permission_json.allowed_commands
-        how = f"Run `{commands[0]}`" if commands else "Run it"
         shell = f" with {terms.shell}" if terms is not None else ""
-        lines += [f"{how}{shell}, exactly as written, with the input as one JSON object on stdin; it prints one "
-                  "JSON object on stdout.", ""]
+        if commands and commands[0].endswith("*"):  # the form agent tests run and `ScriptTool.run` reads
+            prefix = commands[0].removesuffix("*").strip()
+            lines += [f"Run `{prefix} --<name> <value> ...`{shell}: {FLAG_FORM}. It prints one JSON object on "
+                      "stdout.", ""]
+        else:
+            how = f"Run `{commands[0]}`" if commands else "Run it"
+            lines += [f"{how}{shell}, exactly as written, with the input as one JSON object on stdin; it prints one "
+                      "JSON object on stdout.", ""]
         schemas = (("Input schema:", tool.json_tool.input_schema), ("Output schema:", tool.json_tool.output_schema))
         for label, schema in schemas:
             if schema:

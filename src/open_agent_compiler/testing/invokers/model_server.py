@@ -74,6 +74,7 @@ class ScriptedModelServer:
         self.dispatcher = dispatcher
         self.requests: list[RecordedRequest] = []
         self.errors: list[str] = []  # script problems; the invoker fails the turn with the first one
+        self.commands: list[str] = []  # every tool command the mock shims ran, as they received it
         self.conversation: list[Message] = []
         self._lock = threading.Lock()
         self._turn = 0
@@ -185,6 +186,8 @@ class ScriptedModelServer:
 
     def run_tool(self, command: str) -> dict[str, Any]:
         """What the mock shim gets for `command`: the dispatcher's answer for the tool it belongs to."""
+        with self._lock:
+            self.commands.append(command)
         tool, args = self.resolve_command(command)
         if tool is None:
             return {"output": None, "error": f"no tool of agent {self.agent.compiled_name!r} has command {command!r}"}
