@@ -87,7 +87,7 @@ def outcomes(project: Path, invoker_name: str, dialect: str, build: Path) -> tup
     agent = compiled_agent(case, resolved, RunSettings(project_root=project, build_dir=build, dialect=dialect))
     dispatcher = ToolDispatcher(agent.tools, None, MockSession(), hermetic=True, timeout=10)
     seen: list[str] = []
-    with invoker.session(agent, case.test, dispatcher, Deadline(150)) as session:
+    with invoker.session(agent, case.test, dispatcher, Deadline(400)) as session:  # a loaded machine: ~40 s per opencode turn seen
         for index, permission in enumerate(PERMISSIONS, start=1):
             before = len(dispatcher.log)
             try:
