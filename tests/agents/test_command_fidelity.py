@@ -3,6 +3,7 @@ in the build, against the real handler, it succeeds with the output the test saw
 tool, and the public package's argparse form of the same words)."""
 
 import argparse
+import io
 import json
 import os
 import shlex
@@ -170,8 +171,12 @@ def test_the_command_a_harness_ran_runs_against_the_real_handler(harness: str, p
     invoker = load_invoker(harness, root=project, factory="agents:registry", dialect=harness)
     agent = compiled_agent(case, resolved, RunSettings(project_root=project, build_dir=build, dialect=harness))
     dispatcher = ToolDispatcher(agent.tools, None, MockSession(project_root=project), hermetic=False, timeout=30)
-    with invoker.session(agent, case.test, dispatcher, Deadline(150)) as session:
+    invoker.progress = io.StringIO()  # what a terminal would show
+    with invoker.session(agent, case.test, dispatcher, Deadline(400)) as session:
         result = session.turn(1, "review")
+    lines = invoker.progress.getvalue().splitlines()
+    assert lines[0].startswith(f"  agent 'review' ({harness}) turn 1/1 running: 0 tool calls so far, ")
+    assert lines[1].startswith(f"  agent 'review' ({harness}) turn 1/1 done: 2 tool calls so far, ") and len(lines) == 2
     commands = invoker.last_server.commands
     assert len(commands) == 2 and sorted(c.tool_name for c in dispatcher.log) == ["lint-py", "word-count"], \
         (commands, dispatcher.log)
