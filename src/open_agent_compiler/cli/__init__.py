@@ -8,6 +8,7 @@ import click
 from open_agent_compiler import __version__
 from open_agent_compiler.cli.compile_cmd import compile_command
 from open_agent_compiler.cli.info_cmd import info_command
+from open_agent_compiler.cli.init_cmd import init_command
 from open_agent_compiler.cli.streams import guard_standard_streams, stream_failure
 from open_agent_compiler.cli.test_cmd import test_command
 
@@ -20,6 +21,7 @@ def oac() -> None:
 
 oac.add_command(compile_command, "compile")
 oac.add_command(info_command, "info")
+oac.add_command(init_command, "init")
 oac.add_command(test_command, "test")
 
 

@@ -42,18 +42,20 @@ def _one(values: tuple[str, ...], flag: str) -> str | None:
 @click.option("--explain", is_flag=True, default=None, help="Say why each test runs or is skipped.")
 @click.option("-v", "--verbose", is_flag=True, default=None, help="Print a line for every test.")
 @click.option("--invoker", help="Run agent tests with this invoker: scripted, opencode, claude, codex, pi or module:factory.")
+@click.option("--invoker-script", "invoker_script",
+              help="The model scripts of agent tests, module:attribute (default: <factory module>_scripts:SCRIPTS).")
 @click.option("--judge", help="LLM judge for llm_judge evaluators: module:factory (or 'http', see [tool.oac.judge]).")
 @one_line_errors
 def test_command(factory: str | None, config: str | None, dialect: tuple[str, ...], results: Path | None,
                  force: bool | None, filter_: tuple[str, ...], kind: tuple[str, ...], variant: str | None,
                  jobs: int | None, timeout: float | None, hermetic: bool | None, strict: bool | None,
                  junit: Path | None, explain: bool | None, verbose: bool | None, invoker: str | None = None,
-                 judge: str | None = None) -> None:
+                 judge: str | None = None, invoker_script: str | None = None) -> None:
     """Run the tests of FACTORY (module:callable returning an AgentRegistry) for one config."""
     options = build_options(Path.cwd(), {
         "factory": factory, "config": config, "dialect": _one(dialect, "--dialect"), "results": results,
         "force": force, "filter": filter_, "kind": kind, "variant": variant, "jobs": jobs, "timeout": timeout,
         "hermetic": hermetic, "strict": strict, "junit": junit, "explain": explain, "verbose": verbose,
-        "invoker": invoker, "judge": judge,
+        "invoker": invoker, "judge": judge, "invoker_script": invoker_script,
     })
     sys.exit(run_tests(options, process_ends=True))  # `main` ends the process right after

@@ -199,9 +199,16 @@ def compile_through_doit(factory: str, config: str, dialects: Sequence[str], tar
                          clean: bool = False, adopt: bool = False, root: Path | None = None) -> list[WriteReport]:
     """`oac compile`: the same tasks `doit compile` runs (state shared), always executed so every file is
     checked and reported; returns one report per dialect. Bad input raises OacError."""
+    entries = [CompileEntry(config=config, dialect=d, target=target) for d in dialects]
+    return compile_entries_through_doit(factory, entries, clean=clean, adopt=adopt, root=root)
+
+
+def compile_entries_through_doit(factory: str, entries: Sequence[CompileEntry], *, clean: bool = False,
+                                 adopt: bool = False, root: Path | None = None) -> list[WriteReport]:
+    """`compile_through_doit` for any entries (`oac compile` with no arguments: every [[tool.oac.compile]])."""
     from open_agent_compiler.tasks.run import BACKEND_LOCATION, BACKEND_NAME
     root = (root or Path.cwd()).resolve()
-    jobs = plan_jobs(root, factory, [CompileEntry(config=config, dialect=d, target=target) for d in dialects])
+    jobs = plan_jobs(root, factory, entries)
     for job in jobs:
         job.adopt = adopt
     argv = ["clean"] if clean else ["run", "--always-execute"]
