@@ -109,3 +109,18 @@ def test_mock_build_shims_answer_tool_commands_from_the_mocks(tmp_path: Path) ->
     assert json.loads(run.stdout) == {"n": 1}
     assert [(c.tool_name, c.arguments) for c in server.dispatcher.log] == [("echo-tool", {"text": "hi", "count": 2})]
     assert not scratch.root.exists()
+
+
+def test_a_client_hanging_up_is_no_traceback_but_other_errors_still_are(tmp_path: Path, capsys) -> None:
+    with server_for(tmp_path, ScriptedModel(turns=[[reply("x")]])) as server:
+        for gone in (BrokenPipeError(32, "Broken pipe"), ConnectionResetError(104, "reset")):
+            try:
+                raise gone
+            except OSError:
+                server._server.handle_error(None, ("127.0.0.1", 1))
+        assert capsys.readouterr().err == ""
+        try:
+            raise ValueError("a real bug")
+        except ValueError:
+            server._server.handle_error(None, ("127.0.0.1", 1))
+        assert "ValueError: a real bug" in capsys.readouterr().err

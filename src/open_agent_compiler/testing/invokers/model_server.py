@@ -12,6 +12,7 @@ import http.server
 import itertools
 import json
 import shlex
+import sys
 import threading
 from typing import Any
 
@@ -67,6 +68,16 @@ def _system_and_tools(api: str, body: dict[str, Any]) -> tuple[str, tuple[str, .
     return system, tuple(tools)
 
 
+class _QuietServer(http.server.ThreadingHTTPServer):
+    """A client that hangs up (a harness killed at its deadline, a retry that gave up) is normal here: no
+    traceback on stderr for it; any other handler error is still reported."""
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError, ConnectionAbortedError)):
+            return
+        super().handle_error(request, client_address)
+
+
 class ScriptedModelServer:
     def __init__(self, model: ScriptedModel, agent: CompiledAgent, dispatcher: ToolDispatcher) -> None:
         self.model = model
@@ -88,7 +99,7 @@ class ScriptedModelServer:
         self._main_step = 0
         self._agent_text = ""
         self._ids = itertools.count(1)
-        self._server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._server = _QuietServer(("127.0.0.1", 0), self._handler())
         self._server.daemon_threads = True
         self.port = int(self._server.server_address[1])
         self._thread = threading.Thread(target=self._server.serve_forever, name="oac-model-server", daemon=True)
