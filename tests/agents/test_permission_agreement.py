@@ -125,3 +125,28 @@ def test_each_real_harness_agrees_with_the_simulator(harness: str, project: Path
     binary_or_skip(harness, monkeypatch)
     real = outcomes(project, harness, harness, tmp_path / "real")
     assert real == outcomes(project, "scripted", harness, tmp_path / "simulated") == EXPECTED[harness]
+
+
+def test_a_failing_turn_says_which_call_was_refused_and_why(project: Path, tmp_path: Path) -> None:
+    from open_agent_compiler.model.core.test_model import AgentTest, Turn
+    from open_agent_compiler.testing.agent_runner import run_agent_test
+    from open_agent_compiler import SubstringEvaluator
+
+    sys.path.insert(0, str(project))
+    try:
+        resolved = load_registry("agents:registry", str(project)).resolve_config("c")
+    finally:
+        sys.path.remove(str(project))
+    build = tmp_path / "build"
+    for path, data in get_dialect("claude").compile(resolved, source_root=project).file_map().items():
+        (build / path).parent.mkdir(parents=True, exist_ok=True)
+        (build / path).write_bytes(data)
+    case = [c for c in discover(resolved) if c.kind == "agent"][0]
+    test = AgentTest(name="probe", turns=(Turn(prompt="1"), Turn(prompt="2", evaluators=(
+        SubstringEvaluator(needle="after t-ask"),))))
+    invoker = load_invoker("scripted", root=project, factory="agents:registry")
+    settings = RunSettings(project_root=project, build_dir=build, dialect="claude", hermetic=True)
+    outcome = run_agent_test(case.model_copy(update={"test": test}), resolved, settings, invoker)
+    assert outcome.status == "fail"
+    assert ("failed calls: t-ask: refused: `python3 scripts/t_ask.py --text x` is ask for agent 'primary'; Claude "
+            "Code runs the agent with permissionMode: dontAsk") in outcome.first_failure()
