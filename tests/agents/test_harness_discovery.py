@@ -37,7 +37,8 @@ def test_the_invoker_finds_an_install_in_the_default_home_without_any_variable(t
     monkeypatch.setenv("HARNESS_DIR", str(elsewhere))
     with pytest.raises(OacError, match=f"not available in {elsewhere}/status.json, not on PATH"):
         find_binary("opencode", "opencode")
-    assert find_binary("opencode", "opencode").argv == (str(fake_install(elsewhere)),)  # HARNESS_DIR wins
+    installed = fake_install(elsewhere)
+    assert find_binary("opencode", "opencode").argv == (str(installed),)  # HARNESS_DIR wins
 
 
 def test_installer_ci_and_test_packages_agree_on_the_home() -> None:
