@@ -9,7 +9,9 @@ agent gives it — the one rule the `scripted` simulator applies, measured again
 | Codex (`codex exec`), Pi (`pi -p`) | runs | runs | runs (no per-command rules: the instructions say it) |
 
 The action is read from the compiled agent in the build, as the harness computes it (`testing.permissions`).
-A tool the agent does not have cannot be called in any of them (`script.check_tools`).
+A tool the agent does not have cannot be called in any of them (`script.check_tools`), nor can a call that is no
+command a harness could run (a tool without a command pattern, or input for a pattern without a trailing `*`):
+the test fails, in the simulator as under a harness.
 """
 
 from typing import Any, Literal
@@ -21,7 +23,7 @@ from open_agent_compiler.model.core.capabilities import Capabilities
 from open_agent_compiler.model.core.tool import ToolDefinition
 from open_agent_compiler.testing.artifacts import load_capabilities
 from open_agent_compiler.testing.invokers.commands import command_for, command_pattern
-from open_agent_compiler.testing.invokers.protocol import CompiledAgent, InvokerError
+from open_agent_compiler.testing.invokers.protocol import CompiledAgent
 from open_agent_compiler.testing.permissions import bash_action
 
 Outcome = Literal["runs", "refused", "rejected"]  # rejected: refused, and the harness ends the turn
@@ -61,12 +63,8 @@ class HarnessRules:
 
     def verdict(self, tool: ToolDefinition, args: dict[str, Any]) -> Verdict:
         found = command_pattern(tool)
-        if found is None:
-            return Verdict(outcome="runs", action="allow")
-        try:
-            command = command_for(tool, args)
-        except InvokerError:  # not expressible as a command: the action of its pattern decides
-            command = found[0]
+        command = command_for(tool, args)  # a call no harness could run fails the test here as there
+        assert found is not None
         action = bash_action(self._caps, command)[0] if self._caps is not None else found[1]
         outcome = RULES.get(self.agent.dialect, {}).get(action, "runs")
         if outcome == "runs":
