@@ -150,3 +150,15 @@ def test_a_failing_turn_says_which_call_was_refused_and_why(project: Path, tmp_p
     assert outcome.status == "fail"
     assert ("failed calls: t-ask: refused: `python3 scripts/t_ask.py --text x` is ask for agent 'primary'; Claude "
             "Code runs the agent with permissionMode: dontAsk") in outcome.first_failure()
+
+
+def test_claude_compile_warns_about_ask_rules_under_dont_ask(project: Path) -> None:
+    sys.path.insert(0, str(project))
+    try:
+        resolved = load_registry("agents:registry", str(project)).resolve_config("c")
+    finally:
+        sys.path.remove(str(project))
+    warnings = get_dialect("claude").compile(resolved).warnings
+    assert ("claude: agent 'primary': runs with permissionMode: dontAsk, which refuses every command an ask rule "
+            "covers instead of asking: 'python3 scripts/t_ask.py *'") in warnings
+    assert not [w for w in get_dialect("opencode").compile(resolved).warnings if "dontAsk" in w]
