@@ -52,3 +52,13 @@ def test_installer_ci_and_test_packages_agree_on_the_home() -> None:
         done = subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True, timeout=120,
                               env={"PATH": "/usr/bin:/bin", "HOME": "/tmp", **env})
         assert done.stdout.strip() == "True", done.stderr
+
+
+def test_two_projects_with_one_script_module_name_in_one_process(tmp_path: Path) -> None:
+    from open_agent_compiler.testing.invokers.loading import load_attribute
+
+    for name in ("one", "two"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "agents_scripts.py").write_text(f"SCRIPTS = {{{name!r}: 1}}\n")
+    assert load_attribute("agents_scripts:SCRIPTS", tmp_path / "one", "s")[0] == {"one": 1}
+    assert load_attribute("agents_scripts:SCRIPTS", tmp_path / "two", "s")[0] == {"two": 1}

@@ -30,6 +30,11 @@ def load_attribute(spec: str, root: Path, what: str) -> tuple[Any, str]:
     if not module_name or not attribute:
         raise OacError(f"{what} {spec!r} is not of the form 'module:attribute'")
     importlib.invalidate_caches()
+    cached = sys.modules.get(module_name)
+    cached_file = getattr(cached, "__file__", None)
+    if cached_file and module_exists(module_name, root) and \
+            not Path(cached_file).resolve().is_relative_to(Path(root).resolve()):
+        del sys.modules[module_name]  # another project's module of that name (one process, several projects)
     with _on_path(root):
         try:
             module = importlib.import_module(module_name)
