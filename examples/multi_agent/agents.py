@@ -41,8 +41,8 @@ from open_agent_compiler import (
 )
 
 WORD_STATS_SCRIPT = "scripts/word_stats.py"
-# The JSON goes in through a heredoc: one command, so one permission pattern covers it (a pipe from `echo`
-# would need `echo` allowed too).
+# The input goes in as flags (`--text '...' --top 2`, what the compiled prompt teaches and ScriptTool.run reads):
+# one command, so one permission pattern covers it (a pipe from `echo` would need `echo` allowed too).
 WORD_STATS_COMMAND = f"python3 {WORD_STATS_SCRIPT} *"
 
 
@@ -72,7 +72,7 @@ def word_stats_tool() -> ToolDefinition:
         header=ToolDefinitionHeader(
             name="word-stats",
             description="Count the words of a text and name the most frequent ones.",
-            usage_explanation_long="Give the script one JSON object on stdin (a heredoc); it answers in JSON.",
+            usage_explanation_long="Give the script the text as --text '...' (and --top N); it answers in JSON.",
             rules=["Send the whole text in one call."],
         ),
         json_tool=ToolDefinitionLogicJson(
@@ -82,7 +82,7 @@ def word_stats_tool() -> ToolDefinition:
             output_schema={"type": "object", "properties": {"words": {"type": "integer"},
                                                              "unique": {"type": "integer"},
                                                              "top": {"type": "array", "items": {"type": "string"}}}},
-            positive_examples=[f"""python3 {WORD_STATS_SCRIPT} <<'JSON'\n{{"text": "to be or not to be"}}\nJSON"""],
+            positive_examples=[f"python3 {WORD_STATS_SCRIPT} --text 'to be or not to be' --top 2"],
             negative_examples=[f"""echo '{{"text": "hi"}}' | python3 {WORD_STATS_SCRIPT}"""],
             tool_scripts=[ToolScriptDefinition(scripts=[
                 ScriptDefinition(target_file_path=WORD_STATS_SCRIPT, source_file_path=WORD_STATS_SCRIPT),

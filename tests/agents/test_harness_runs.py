@@ -17,6 +17,7 @@ from open_agent_compiler.compiler.dialects import get_dialect
 from open_agent_compiler.model.factory import load_registry
 from open_agent_compiler.testing.agent_runner import compiled_agent, run_agent_test
 from open_agent_compiler.testing.discovery import discover
+from open_agent_compiler.testing.invokers.harness.base import harness_dir
 from open_agent_compiler.testing.invokers.model_server import ScriptedModelServer
 from open_agent_compiler.testing.invokers.protocol import ToolDispatcher
 from open_agent_compiler.testing.invokers.script import ModelStep, ModelView, ScriptedModel, call, reply
@@ -26,12 +27,11 @@ from open_agent_compiler.testing.runner import RunSettings
 
 from agent_project import OAC, REPO, SUMMARY, summary
 
-HARNESS_DIR = Path(os.environ.get("HARNESS_DIR", Path.home() / ".cache" / "oac" / "harnesses"))
+HARNESS_DIR = harness_dir()  # the invoker's own default: $HARNESS_DIR, else ~/.cache/oac/harnesses
 MONITORING = REPO / "examples" / "monitoring"
 
 
 def binary_or_skip(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("HARNESS_DIR", str(HARNESS_DIR))
     try:
         entry = json.loads((HARNESS_DIR / "status.json").read_text())["harnesses"][name]
     except (OSError, ValueError, KeyError):

@@ -201,3 +201,18 @@ def test_a_harness_run_with_an_unshimmable_command_fails_the_test_before_the_har
         with invoker.session(agent, AgentTest(name="t", prompt="p"), dispatcher, Deadline(30)) as session:
             session.turn(1, "p")
     assert not started.exists() and not marker.exists()
+
+
+def test_a_client_hanging_up_is_no_traceback_but_other_errors_still_are(tmp_path: Path, capsys) -> None:
+    with server_for(tmp_path, ScriptedModel(turns=[[reply("x")]])) as server:
+        for gone in (BrokenPipeError(32, "Broken pipe"), ConnectionResetError(104, "reset")):
+            try:
+                raise gone
+            except OSError:
+                server._server.handle_error(None, ("127.0.0.1", 1))
+        assert capsys.readouterr().err == ""
+        try:
+            raise ValueError("a real bug")
+        except ValueError:
+            server._server.handle_error(None, ("127.0.0.1", 1))
+        assert "ValueError: a real bug" in capsys.readouterr().err

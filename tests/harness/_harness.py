@@ -1,7 +1,8 @@
 """Ask the real agent harnesses which agents they load from a project.
 
-The CLIs are installed by ``.ci/install-harnesses`` into ``.harnesses/`` (one npm
-prefix per harness) and described by ``.harnesses/status.json``. Every function
+The CLIs are installed by ``.ci/install-harnesses`` into ``~/.cache/oac/harnesses``
+or ``$HARNESS_DIR`` (one npm prefix per harness; ``harness_dir()``, the place
+``oac test --invoker`` reads too) and described by its ``status.json``. Every function
 here runs a real CLI, offline, with a scratch ``HOME``/XDG/config directory, a
 minimal environment (no API keys are inherited) and a ``timeout``, on a *copy*
 of the project made in that scratch directory (so that nothing above the
@@ -96,6 +97,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from open_agent_compiler.testing.invokers.harness.base import harness_dir
+
 __all__ = [
     "HARNESSES",
     "ClaudeInit",
@@ -123,7 +126,7 @@ __all__ = [
 ]
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-HARNESS_DIR = Path(os.environ.get("HARNESS_DIR", REPO_ROOT / ".harnesses"))
+HARNESS_DIR = harness_dir()
 STATUS_FILE = HARNESS_DIR / "status.json"
 PI_SCRIPT = Path(__file__).resolve().parent / "pi_agents.mjs"
 

@@ -1,7 +1,7 @@
 // Print, as JSON, the agents that Pi's subagent extensions load for a project.
 //
 // Usage: node pi_agents.mjs <harness-root> <project-dir>
-//   <harness-root>  the `pi` prefix made by .ci/install-harnesses (.harnesses/pi)
+//   <harness-root>  the `pi` prefix made by .ci/install-harnesses (<harness_dir>/pi)
 //   <project-dir>   directory whose .pi/agents/*.md should be loaded (also the cwd)
 //
 // It imports the extensions' own TypeScript loaders through jiti, the way Pi

@@ -2,7 +2,7 @@
 
 Each fixture under fixtures/<harness>/ uses exactly the layout the compiler
 emits for that harness. A harness that is not installed is skipped with the
-reason from .harnesses/status.json, never passed silently.
+reason from status.json in harness_dir() (~/.cache/oac/harnesses or $HARNESS_DIR), never passed silently.
 """
 
 from __future__ import annotations

@@ -1,8 +1,6 @@
-"""The real handler of the `word-stats` tool: JSON object on stdin, JSON object on stdout.
+"""The real handler of the `word-stats` tool: flags (or one JSON object on stdin) in, a JSON object out.
 
-    python3 scripts/word_stats.py <<'JSON'
-    {"text": "to be or not to be", "top": 2}
-    JSON
+    python3 scripts/word_stats.py --text "to be or not to be" --top 2
 """
 
 import re

@@ -1,6 +1,7 @@
 """`oac compile`: compile one config for one or more dialects into a target directory."""
 
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -9,11 +10,11 @@ import click
 from open_agent_compiler.cli.errors import one_line_errors
 from open_agent_compiler.compiler.dialects import DEFAULT_DIALECT, DIALECTS, get_dialect
 from open_agent_compiler.compiler.manifest import MANIFEST_PATH
-from open_agent_compiler.compiler.writer import NOT_OURS, WriteReport, write_output
+from open_agent_compiler.compiler.writer import CHANGED, NOT_OURS, WriteReport, write_output
 from open_agent_compiler.errors import OacError
 from open_agent_compiler.model.factory import load_registry
 from open_agent_compiler.tasks.settings import ProjectSettings, find_project
-from open_agent_compiler.tasks.compile_tasks import compile_through_doit
+from open_agent_compiler.tasks.compile_tasks import CompileEntry, compile_entries_through_doit, entries_from_pyproject
 
 ALL = "all"
 # Said at run time, because open-agent-compiler 1.16.5's --clean deletes the whole target directory.
@@ -103,33 +104,53 @@ def compile_request(factory: str | None, config: str | None, target: Path | None
               help="Take over files at compiled paths that oac did not write (e.g. after a fresh clone) or that "
                    "were edited since: they are overwritten. Symbolic links are still left alone.")
 @click.option("--dry-run", is_flag=True, help="Check and report, change nothing.")
+@click.option("--check", is_flag=True,
+              help="Change nothing; exit 1 listing what would change when the compiled files are not up to date "
+                   "(for CI).")
 @click.option("-v", "--verbose", is_flag=True, help="Also list unchanged files.")
 @one_line_errors
 def compile_command(factory: str | None, config_name: str | None, target: Path | None, dialects: tuple[str, ...],
-                    clean: bool, adopt: bool, dry_run: bool, verbose: bool) -> None:
-    """Compile config --config of FACTORY (module:callable returning an AgentRegistry) into --target.
+                    clean: bool, adopt: bool, dry_run: bool, check: bool, verbose: bool) -> None:
+    """Compile config --config of FACTORY (module:callable returning an AgentRegistry) into --target; with no
+    arguments, every [[tool.oac.compile]] entry of pyproject.toml.
 
     Only files oac wrote are ever replaced or removed; user files, settings keys and rules stay.
     """
-    root, factory, config_name, target, dialects = compile_request(factory, config_name, target, dialects)
+    project = find_project(Path.cwd())
+    if not (factory or config_name or target or dialects) and project.values.get("compile"):
+        factory, entries = entries_from_pyproject(project.root)  # every [[tool.oac.compile]] entry
+        root = project.root
+        entries = [entry.model_copy(update={"target": root / entry.target}) for entry in entries]
+    else:
+        root, factory, config_name, target, dialects = compile_request(factory, config_name, target, dialects)
+        entries = [CompileEntry(config=config_name, dialect=name, target=target) for name in dialect_names(dialects)]
     passes = (True, False) if clean else (False,)  # --clean: take back what we wrote, then build
     if clean:
         click.echo(CLEAN_NOTE, err=True)
-    if dry_run:
-        resolved = load_registry(factory, str(root)).resolve_config(config_name)
-        outputs = [get_dialect(name).compile(resolved, source_root=root) for name in dialect_names(dialects)]
-        previews = [write_output(o, target, dialect=o.dialect, clean=wipe, dry_run=True, adopt=adopt)
-                    for wipe in passes for o in outputs]
-        for warning in (w for o in outputs for w in o.warnings):
+    if dry_run or check:
+        registry = load_registry(factory, str(root))
+        resolved = {config: registry.resolve_config(config) for config in dict.fromkeys(e.config for e in entries)}
+        outputs = [(entry, get_dialect(entry.dialect).compile(resolved[entry.config], source_root=root))
+                   for entry in entries]
+        previews = [write_output(o, entry.target, dialect=o.dialect, clean=wipe, dry_run=True, adopt=adopt)
+                    for wipe in passes for entry, o in outputs]
+        for warning in (w for _, o in outputs for w in o.warnings):
             click.echo(f"warning: {warning}", err=True)
         for report in previews:
             print_report(report, verbose)
+        # stale: what a compile would write or remove, and files at compiled paths that differ from the output
+        stale = sum(len(r.written) + len(r.removed) + sum(k.reason in (NOT_OURS, CHANGED) for k in r.kept)
+                    for r in previews)
+        if check and stale:
+            click.echo(f"oac compile --check: {stale} file(s) would change or differ from the compiled output",
+                       err=True)
+            sys.exit(1)
         return
     warnings: list[str] = []
     # the same doit tasks `doit compile` runs (tasks.compile_tasks): unchanged, only doit's up-to-date check runs
     reports = [report for wipe in passes
-               for report in compile_through_doit(factory, config_name, dialect_names(dialects), target, clean=wipe,
-                                                  adopt=adopt, root=root, warnings=warnings)]
+               for report in compile_entries_through_doit(factory, entries, clean=wipe, adopt=adopt, root=root,
+                                                          warnings=warnings)]
     for warning in warnings:
         click.echo(f"warning: {warning}", err=True)
     for report in reports:

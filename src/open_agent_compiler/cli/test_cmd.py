@@ -52,6 +52,8 @@ def _maxfail(ctx: click.Context, param: click.Parameter, value: Any) -> None:
 @click.option("--explain", is_flag=True, default=None, help="Say why each test runs or is skipped.")
 @click.option("-v", "--verbose", is_flag=True, default=None, help="Print a line for every test.")
 @click.option("--invoker", help="Run agent tests with this invoker: scripted, opencode, claude, codex, pi or module:factory.")
+@click.option("--invoker-script", "invoker_script",
+              help="The model scripts of agent tests, module:attribute (default: <factory module>_scripts:SCRIPTS).")
 @click.option("--judge", help="LLM judge for llm_judge evaluators: module:factory (or 'http', see [tool.oac.judge]).")
 @click.option("--require-shared-state", "require_shared_state", is_flag=True, default=None,
               help="Exit 2 when the shared state ([tool.oac] state, OAC_STATE_URL) is unreachable or fails.")
@@ -81,7 +83,8 @@ def test_command(factory: str | None, config: str | None, dialect: tuple[str, ..
                  force: bool | None, filter_: tuple[str, ...], kind: tuple[str, ...], variant: str | None,
                  jobs: int | None, timeout: float | None, hermetic: bool | None, strict: bool | None,
                  junit: Path | None, explain: bool | None, verbose: bool | None, invoker: str | None = None,
-                 judge: str | None = None, require_shared_state: bool | None = None, keyword: str | None = None,
+                 judge: str | None = None, invoker_script: str | None = None,
+                 require_shared_state: bool | None = None, keyword: str | None = None,
                  markers: str | None = None, last_failed: bool | None = None, durations: int | None = None,
                  shard: str | None = None, shard_by: str | None = None, repeat: int | None = None,
                  flaky_as: str | None = None, list_: bool = False, format_: str = "text") -> None:
@@ -90,10 +93,10 @@ def test_command(factory: str | None, config: str | None, dialect: tuple[str, ..
         "factory": factory, "config": config, "dialect": _one(dialect, "--dialect"), "results": results,
         "force": force, "filter": filter_, "kind": kind, "variant": variant, "jobs": jobs, "timeout": timeout,
         "hermetic": hermetic, "strict": strict, "junit": junit, "explain": explain, "verbose": verbose,
-        "invoker": invoker, "judge": judge, "require_shared_state": require_shared_state, "keyword": keyword,
-        "markers": markers, "last_failed": last_failed,
-        "maxfail": click.get_current_context().meta.get("oac_maxfail"), "durations": durations, "shard": shard,
-        "shard_by": shard_by, "repeat": repeat, "flaky_as": flaky_as,
+        "invoker": invoker, "judge": judge, "invoker_script": invoker_script,
+        "require_shared_state": require_shared_state, "keyword": keyword, "markers": markers,
+        "last_failed": last_failed, "maxfail": click.get_current_context().meta.get("oac_maxfail"),
+        "durations": durations, "shard": shard, "shard_by": shard_by, "repeat": repeat, "flaky_as": flaky_as,
     })
     if list_:
         from open_agent_compiler.tasks.listing import list_line, list_tests

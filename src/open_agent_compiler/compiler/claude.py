@@ -89,6 +89,14 @@ class ClaudeDialect(FileDialect):
     def capability_files(self, agent_name: str) -> tuple[str, ...]:
         return (self.agent_path(agent_name), SETTINGS_PATH)
 
+    def feature_warnings(self, agent: ResolvedAgent) -> list[str]:
+        # dontAsk never asks: an `ask` rule refuses its command, in `claude -p` and interactively alike.
+        asks = [pattern for pattern, action in agent_grants(agent).bash if action == "ask"]
+        if not asks:
+            return []
+        return [f"{self.name}: agent {agent.compiled_name!r}: runs with permissionMode: {PERMISSION_MODE}, which "
+                f"refuses every command an ask rule covers instead of asking: {', '.join(map(repr, asks))}"]
+
     def render_agent(self, plan: AgentPlan) -> bytes:
         agent, grants = plan.agent, plan.grants
         tools = tool_list(plan)

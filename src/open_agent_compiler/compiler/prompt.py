@@ -27,6 +27,7 @@ from open_agent_compiler.model.core.agent import McpServer, ToolFormat
 from open_agent_compiler.model.core.skill import SkillDefinition
 from open_agent_compiler.model.core.tool import ToolDefinition
 from open_agent_compiler.model.registry import ResolvedAgent
+from open_agent_compiler.model.tool_cli import FLAG_FORM
 
 TOOLS, SKILLS, SUBAGENTS, MCP, PERMISSIONS = "## Tools", "## Skills", "## Subagents", "## MCP servers", "## Permissions"
 TOOL_PREFIX, SKILL_PREFIX = "### Tool: ", "### Skill: "
@@ -55,7 +56,11 @@ def render_tool(tool: ToolDefinition, terms: HarnessTerms | None = None, tool_fo
     if tool.json_tool is not None and tool.json_tool in logics:
         commands = tool.json_tool.permission_json.allowed_commands or [p for p, a in rules.items() if a != "deny"]
         shell = f" with {terms.shell}" if terms is not None else ""
-        if commands:
+        if commands and commands[0].endswith("*"):  # the form agent tests run and `ScriptTool.run` reads
+            prefix = commands[0].removesuffix("*").strip()
+            lines += [f"Run `{prefix} --<name> <value> ...`{shell}: {FLAG_FORM}. It prints one JSON object on "
+                      "stdout.", ""]
+        elif commands:
             lines += [f"Run `{commands[0]}`{shell}, exactly as written, with the input as one JSON object on "
                       "stdin; it prints one JSON object on stdout.", ""]
         else:  # see definition_problems: the compile warns

@@ -352,18 +352,19 @@ class _SavedLoader(TaskLoader2):
         return generate_tasks(COMPILE_GROUP, (saved.task() for saved in self.saved), "oac compile")
 
 
-def compile_through_doit(factory: str, config: str, dialects: Sequence[str], target: Path, *,
-                         clean: bool = False, adopt: bool = False, root: Path | None = None,
-                         warnings: list[str] | None = None) -> list[WriteReport]:
-    """`oac compile`: the same tasks `doit compile` runs (state shared); returns one report per dialect and adds
-    the compile's warnings to `warnings`. Bad input raises OacError.
+def compile_entries_through_doit(factory: str, entries: Sequence[CompileEntry], *, clean: bool = False,
+                                 adopt: bool = False, root: Path | None = None,
+                                 warnings: list[str] | None = None) -> list[WriteReport]:
+    """`oac compile`: the same tasks `doit compile` runs (state shared), one report per entry, the compile's
+    warnings added to `warnings`; the entries of the command line, or every [[tool.oac.compile]]. Bad input raises
+    OacError.
 
     Once the project has doit state, an entry's task comes from what its last compile saved: unchanged, it is
     doit's up-to-date check and nothing more. The first compile (no state yet: bad input is refused before
     anything is written), `--clean` and `--adopt` plan every entry first and always execute."""
     from open_agent_compiler.tasks.run import BACKEND_LOCATION, BACKEND_NAME
     root = (root or Path.cwd()).resolve()
-    entries = [CompileEntry(config=config, dialect=d, target=target) for d in dialects]
+    entries = list(entries)
     if not clean and not adopt and (root / STATE_DIR / STATE_DB).is_file():
         loader = _SavedLoader(root, factory, entries)
         main = DoitMain(loader, config_filenames=(), extra_config={"BACKEND": {BACKEND_NAME: BACKEND_LOCATION}})

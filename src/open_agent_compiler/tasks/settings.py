@@ -185,6 +185,12 @@ def build_options(start: Path, overrides: dict[str, Any]) -> TestOptions:
     values = {k: v for k, v in project.values.items() if k not in COMPILE_ONLY_KEYS}
     given = {k: _absolute(v, Path(os.path.abspath(start))) for k, v in overrides.items() if v is not None and v != ()}
     values.update(given)
+    table_dialect = project.values.get("dialect")
+    if "dialect" not in given and isinstance(table_dialect, list):  # compile's list: test the first dialect
+        first = table_dialect[0] if table_dialect else None
+        values["dialect"] = first if first not in (None, "all") else TestOptions.model_fields["dialect"].default
+    if given.get("judge") == "http" and isinstance(project.values.get("judge"), dict):
+        values["judge"] = project.values["judge"]  # --judge http with a [tool.oac.judge] table: that table
     if os.environ.get("OAC_HERMETIC", "") not in ("", "0"):
         values["hermetic"] = True
     if os.environ.get("OAC_STATE_URL") and "state" not in given:  # the environment wins over the table

@@ -47,6 +47,17 @@ def compiled_agent(case: TestCase, resolved: ResolvedConfig, settings: Any) -> C
                          tools={reachable.tool.name: reachable.tool for reachable in agent.tools})
 
 
+def _with_call_errors(checks: list[EvaluatorResult], trajectory: tuple[ToolCall, ...]) -> list[EvaluatorResult]:
+    """A failing check of a turn also says which of the turn's calls failed and why (a harness refusing an
+    `ask` command, a broken mock): often the reason the check failed."""
+    errors = [f"{call.tool_name}: {' '.join(call.error.split())}" for call in trajectory if call.error]
+    if not errors:
+        return checks
+    note = "; failed calls: " + "; ".join(errors)
+    return [check if check.passed or check.skipped else check.model_copy(update={"evidence": check.evidence + note})
+            for check in checks]
+
+
 def run_agent_test(case: TestCase, resolved: ResolvedConfig, settings: Any, invoker: Invoker,
                    deadline: Deadline | None = None) -> TestOutcome:
     """`settings`: the run's RunSettings (project_root, build_dir, dialect, timeout, hermetic, judge);
@@ -67,10 +78,12 @@ def run_agent_test(case: TestCase, resolved: ResolvedConfig, settings: Any, invo
             for index, turn in enumerate(test.conversation(), start=1):
                 result = session.turn(index, turn.prompt)
                 turns.append(result)
+                checks = []
                 if turn.expected_tool_calls:
-                    results.append(expected_calls_check(index, turn.expected_tool_calls, result.trajectory))
+                    checks.append(expected_calls_check(index, turn.expected_tool_calls, result.trajectory))
                 context = EvaluationContext(target=result.text, trajectory=result.trajectory, judge=settings.judge)
-                results += _named(run_evaluators(turn.evaluators, context), f"turn {index}: ")
+                checks += _named(run_evaluators(turn.evaluators, context), f"turn {index}: ")
+                results += _with_call_errors(checks, result.trajectory)
     except InvokerError as exc:
         where = f"turn {index}: " if index else ""
         results.append(_check("invoker", False, f"{where}{' '.join(str(exc).split())}"))

@@ -17,6 +17,7 @@ import itertools
 import json
 import secrets
 import shlex
+import sys
 import threading
 from typing import Any
 
@@ -72,6 +73,16 @@ def _system_and_tools(api: str, body: dict[str, Any]) -> tuple[str, tuple[str, .
     return system, tuple(tools)
 
 
+class _QuietServer(http.server.ThreadingHTTPServer):
+    """A client that hangs up (a harness killed at its deadline, a retry that gave up) is normal here: no
+    traceback on stderr for it; any other handler error is still reported."""
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError, ConnectionAbortedError)):
+            return
+        super().handle_error(request, client_address)
+
+
 class ScriptedModelServer:
     def __init__(self, model: ScriptedModel, agent: CompiledAgent, dispatcher: ToolDispatcher) -> None:
         self.model = model
@@ -79,6 +90,7 @@ class ScriptedModelServer:
         self.dispatcher = dispatcher
         self.requests: list[RecordedRequest] = []
         self.errors: list[str] = []  # script problems; the invoker fails the turn with the first one
+        self.commands: list[str] = []  # every tool command the mock shims ran, as they received it
         self.conversation: list[Message] = []
         self._lock = threading.Lock()
         self._turn = 0
@@ -92,7 +104,7 @@ class ScriptedModelServer:
         self._main_step = 0
         self._agent_text = ""
         self._ids = itertools.count(1)
-        self._server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._server = _QuietServer(("127.0.0.1", 0), self._handler())
         self._server.daemon_threads = True
         self.port = int(self._server.server_address[1])
         self.token = secrets.token_urlsafe(24)
@@ -193,6 +205,8 @@ class ScriptedModelServer:
 
     def run_tool(self, command: str) -> dict[str, Any]:
         """What the mock shim gets for `command`: the dispatcher's answer for the tool it belongs to."""
+        with self._lock:
+            self.commands.append(command)
         tool, args = self.resolve_command(command)
         if tool is None:
             return {"output": None, "error": f"no tool of agent {self.agent.compiled_name!r} has command {command!r}"}

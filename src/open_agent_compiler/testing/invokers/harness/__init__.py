@@ -10,6 +10,7 @@ from open_agent_compiler.errors import OacError
 from open_agent_compiler.model.core.test_model import AgentTest
 from open_agent_compiler.testing.invokers.harness.base import (HarnessBinary, ModelEndpoint, Scratch,
                                                                 endpoint_from_env, find_binary)
+from open_agent_compiler.testing.invokers.harness.progress import ProgressSession, progress_stream
 from open_agent_compiler.testing.invokers.model_server import MODEL_ID, ScriptedModelServer
 from open_agent_compiler.testing.invokers.protocol import (CompiledAgent, Deadline, InvokerError, InvokerInfo,
                                                            InvokerSession, ToolDispatcher)
@@ -48,6 +49,7 @@ class HarnessInvoker:
         self.endpoint = endpoint
         self.started: list[int] = []  # process group ids of every harness run (see tests)
         self.last_server: ScriptedModelServer | None = None  # what the last session's harness sent
+        self.progress = progress_stream()  # per-turn progress lines on a terminal (None: quiet)
         self._info = InvokerInfo(name=name, version=binary.version, model=endpoint.model if endpoint else MODEL_ID,
                                  script_digest=None if endpoint else script_digest)
 
@@ -64,8 +66,12 @@ class HarnessInvoker:
             with ScriptedModelServer(model, agent, dispatcher) as server:
                 self.last_server = server
                 scratch.write_shims(agent, server.base_url)
-                yield session_class(self.name)(self.binary, agent, server, scratch, deadline, self.started,
-                                               self.endpoint)
+                session = session_class(self.name)(self.binary, agent, server, scratch, deadline, self.started,
+                                                   self.endpoint)
+                if self.progress is not None:
+                    session = ProgressSession(session, self.progress, f"agent {test.name!r} ({self.name})",
+                                              len(test.conversation()), dispatcher)
+                yield session
         finally:
             scratch.remove()
 

@@ -69,25 +69,30 @@ class HarnessBinary(BaseModel):
     extension: str | None = None  # Pi: the subagents extension its compiled agents need
 
 
+def harness_dir() -> Path:
+    """Where `.ci/install-harnesses` installs the harness CLIs and writes `status.json`: `$HARNESS_DIR`, else
+    `~/.cache/oac/harnesses` (one place for every project and clone; the invoker and the test suites read it)."""
+    return Path(os.environ.get("HARNESS_DIR") or Path.home() / ".cache" / "oac" / "harnesses")
+
+
 def find_binary(name: str, executable: str) -> HarnessBinary:
-    """From $HARNESS_DIR/status.json (written by .ci/install-harnesses), else `executable` on PATH. Missing:
+    """From `harness_dir()`/status.json (written by .ci/install-harnesses), else `executable` on PATH. Missing:
     one-line OacError."""
-    harness_dir = os.environ.get("HARNESS_DIR")
-    if harness_dir:
-        try:
-            entry = json.loads((Path(harness_dir) / "status.json").read_text())["harnesses"][name]
-        except (OSError, ValueError, KeyError, TypeError):
-            entry = None
-        if isinstance(entry, dict) and entry.get("available") and entry.get("bin") and Path(entry["bin"]).exists():
-            binary = str(entry["bin"])
-            argv = ("node", binary) if binary.endswith(".js") else (binary,)
-            return HarnessBinary(name=name, argv=argv, version=str(entry.get("version") or "") or None,
-                                 extension=entry.get("extension"))
+    directory = harness_dir()
+    try:
+        entry = json.loads((directory / "status.json").read_text())["harnesses"][name]
+    except (OSError, ValueError, KeyError, TypeError):
+        entry = None
+    if isinstance(entry, dict) and entry.get("available") and entry.get("bin") and Path(entry["bin"]).exists():
+        binary = str(entry["bin"])
+        argv = ("node", binary) if binary.endswith(".js") else (binary,)
+        return HarnessBinary(name=name, argv=argv, version=str(entry.get("version") or "") or None,
+                             extension=entry.get("extension"))
     found = shutil.which(executable)
     if found is None:
-        raise OacError(f"--invoker {name}: the {executable!r} binary was not found (not on PATH"
-                       + (f", not available in {harness_dir}/status.json" if harness_dir else
-                          "; or set HARNESS_DIR to an install made by .ci/install-harnesses") + ")")
+        raise OacError(f"--invoker {name}: the {executable!r} binary was not found (not available in "
+                       f"{directory}/status.json, not on PATH): run .ci/install-harnesses, or set HARNESS_DIR to "
+                       "where it installed them")
     try:
         version = subprocess.run([found, "--version"], capture_output=True, text=True, timeout=30).stdout.strip()
     except (OSError, subprocess.SubprocessError):

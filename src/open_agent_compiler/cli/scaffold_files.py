@@ -1,0 +1,159 @@
+"""The files `oac init` writes: a small project that passes `oac test` and `doit test` as it is.
+
+`__OAC_VERSION__` is replaced by the running oac's version."""
+
+FILES: dict[str, str] = {
+    'agents.py': '''\
+# agents.py — one agent, two tools, every kind of test. Made by `oac init`; run `oac test` (or `doit test`).
+from open_agent_compiler import (
+    AgentDefinition, AgentHeader, AgentRegistry, AgentTest, BashToolPermission, CapabilityTest, CompilationConfig,
+    EqualsEvaluator, JsonToolPermission, MockProfile, MockResponse, ModelParameters, PermissionAbsentEvaluator,
+    ScriptDefinition, SubstringEvaluator, TemplateSlot, TemplateTree, ToolCalledEvaluator, ToolDefinition,
+    ToolDefinitionHeader, ToolDefinitionLogicBash, ToolDefinitionLogicJson, ToolScriptDefinition, ToolTest, Turn,
+)
+
+
+def word_count() -> ToolDefinition:
+    """A JSON tool with a real handler: tools/word_count.py, copied to scripts/ in the compiled project."""
+    return ToolDefinition(
+        header=ToolDefinitionHeader(name="word-count", description="Count the words of a text.",
+                                    usage_explanation_short="count words"),
+        json_tool=ToolDefinitionLogicJson(
+            permission_json=JsonToolPermission(value="allow", allowed_commands=["python3 scripts/word_count.py *"]),
+            input_schema={"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]},
+            output_schema={"type": "object", "properties": {"words": {"type": "integer"}}, "required": ["words"]},
+            tool_scripts=[ToolScriptDefinition(scripts=[ScriptDefinition(
+                target_file_path="scripts/word_count.py", source_file_path="tools/word_count.py")])],
+        ),
+        handler_script="tools/word_count.py",  # no mock: tool tests run this real handler
+        tool_tests=[ToolTest(name="counts-words", input={"text": "one two three"},
+                             evaluators=(EqualsEvaluator(field="words", expected=3),))],
+    )
+
+
+def save_note() -> ToolDefinition:
+    """A bash tool answered by a mock: a `stateful_callable` (mocks.py) that remembers notes within one test."""
+    return ToolDefinition(
+        header=ToolDefinitionHeader(name="save-note", description="Save a note; answers how many are saved.",
+                                    usage_explanation_short="save a note"),
+        bash_tool=ToolDefinitionLogicBash(
+            permission_bash=BashToolPermission(value="allow", allowed_commands=["python3 scripts/save_note.py *"]),
+            positive_examples=["python3 scripts/save_note.py --text 'buy milk'"]),
+        mock=MockResponse(kind="stateful_callable", callable_spec="mocks:remember"),
+        tool_tests=[ToolTest(name="saves-a-note", input={"text": "hello"},
+                             evaluators=(EqualsEvaluator(field="saved", expected=1),))],
+    )
+
+
+def registry() -> AgentRegistry:
+    writer = AgentDefinition(
+        header=AgentHeader(agent_id="writer", name="writer", description="Counts words and keeps notes."),
+        system_prompt="Count words with word-count and save what the user asks with save-note.",
+        extra_tools=[word_count(), save_note()],
+        capability_tests=[
+            CapabilityTest(name="runs-its-tools", must_have_bash_patterns=("python3 scripts/word_count.py *",
+                                                                           "python3 scripts/save_note.py *")),
+            CapabilityTest(name="cannot-write-files", evaluators=(PermissionAbsentEvaluator(permission_key="write"),)),
+        ],
+        agent_tests=[
+            # played by agents_scripts.py (the scripted model); one MockSession for both turns
+            AgentTest(name="count-then-note", mock_profile="ci", turns=(
+                Turn(prompt="how many words in 'to be or not'?", expected_tool_calls=("word-count",),
+                     evaluators=(SubstringEvaluator(needle="4 words"),)),
+                Turn(prompt="note that down", expected_tool_calls=("save-note",),
+                     evaluators=(SubstringEvaluator(needle="1 note"),)),
+            ), evaluators=(ToolCalledEvaluator(tool_name="save-note", with_args_subset={"text": "4 words"}),)),
+        ],
+    )
+    reg = AgentRegistry()
+    agent_id = reg.register_agent("writer", writer, ModelParameters(model_name="anthropic/claude-sonnet-4-5"))
+    reg.register_template(TemplateTree(name="main", slots=[TemplateSlot(name="primary", default_agent_id=agent_id)]))
+    reg.create_compilation_config(CompilationConfig(name="dev", template_name="main"))
+    reg.register_mock_profile(MockProfile(name="ci", responses={
+        "word-count": MockResponse(kind="fixed", fixed_output={"words": 4}),
+    }))
+    return reg
+''',
+    'agents_scripts.py': """\
+# agents_scripts.py — what "the model" does in each agent test (oac test --invoker scripted, or a real harness).
+from open_agent_compiler.testing.invokers.script import ScriptedModel, call, reply
+
+SCRIPTS = {
+    "count-then-note": ScriptedModel(turns=[
+        [call("word-count", text="to be or not"), lambda view: reply(f"{view.last_output['words']} words")],
+        [call("save-note", text="4 words"), lambda view: reply(f"{view.last_output['saved']} note saved")],
+    ]),
+}
+""",
+    'mocks.py': """\
+# mocks.py — callable mocks. A `stateful_callable` gets the tool's input (a dict) and a MockState that lives for
+# one test: `call_index` (0, 1, ...) and a `scratchpad` dict you may change.
+
+
+def remember(payload: dict, state) -> dict:
+    notes = state.scratchpad.setdefault("notes", [])
+    notes.append(payload["text"])
+    return {"saved": len(notes), "last": payload["text"]}
+""",
+    'tools/word_count.py': '''\
+"""The real handler of `word-count`. Production runs `python3 scripts/word_count.py --text '...'` (or JSON on
+stdin); tool tests call it directly."""
+
+from pydantic import BaseModel
+
+from open_agent_compiler import ScriptTool
+
+
+class CountIn(BaseModel):
+    text: str
+
+
+class CountOut(BaseModel):
+    words: int
+
+
+class WordCount(ScriptTool[CountIn, CountOut]):
+    name = "word-count"
+    description = "Count the words of a text."
+
+    def execute(self, input: CountIn) -> CountOut:  # noqa: A002 - ScriptTool's vocabulary
+        return CountOut(words=len(input.text.split()))
+
+
+if __name__ == "__main__":
+    raise SystemExit(WordCount.run())
+''',
+    'pyproject.toml': """\
+[tool.oac]
+factory = "agents:registry"
+config = "dev"
+invoker = "scripted"   # agent tests play agents_scripts.py; --invoker opencode|claude|codex|pi runs a real harness
+
+[[tool.oac.compile]]   # `oac compile` / `doit compile`: the agent for OpenCode, into build/opencode
+config = "dev"
+dialect = "opencode"
+target = "build/opencode"
+""",
+    'dodo.py': """\
+# dodo.py — `doit test` runs the same task graph as `oac test`; `doit compile` the [[tool.oac.compile]] entries.
+from open_agent_compiler.tasks import DOIT_CONFIG, task_compile, task_test  # noqa: F401
+""",
+    '.github/workflows/agents.yml': """\
+name: agents
+on: [push, pull_request]
+jobs:
+  test:
+    runs-on: ubuntu-latest
+    steps:
+      - uses: actions/checkout@v4
+      - uses: actions/setup-python@v5
+        with:
+          python-version: "3.12"
+      # how this project gets oac (a pinned requirement, a wheel or a git URL): set OAC_REQUIREMENT
+      - run: pip install "${OAC_REQUIREMENT:-open-agent-compiler==__OAC_VERSION__}"
+        env:
+          OAC_REQUIREMENT: ${{ vars.OAC_REQUIREMENT }}
+      - run: oac test        # capability, tool and agent tests (scripted model: no keys, no network)
+      - run: oac compile --check   # fails, listing the files, when the committed build/ is not up to date
+""",
+}
