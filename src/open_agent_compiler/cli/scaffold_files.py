@@ -150,7 +150,7 @@ jobs:
         with:
           python-version: "3.12"
       # how this project gets oac (a pinned requirement, a wheel or a git URL): set OAC_REQUIREMENT
-      - run: pip install "${OAC_REQUIREMENT:-open-agent-compiler==__OAC_VERSION__}"
+      - run: pip install "${OAC_REQUIREMENT:-oac-toolkit==__OAC_VERSION__}"
         env:
           OAC_REQUIREMENT: ${{ vars.OAC_REQUIREMENT }}
       - run: oac test        # capability, tool and agent tests (scripted model: no keys, no network)
