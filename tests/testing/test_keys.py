@@ -88,3 +88,32 @@ def test_a_key_covers_the_code_that_judges_the_test(tmp_path: Path, monkeypatch)
     monkeypatch.setattr(keys_module, "source_fingerprint", lambda *packages: "other code " + real(*packages))
     after = build(tmp_path)
     assert before.keys() == after.keys() and all(before[test_id] != after[test_id] for test_id in before)
+
+
+def test_discovered_files_and_folder_listings_are_key_parts(project: Path) -> None:
+    """What a test's last pass read (a depfile: files, and folders whose listing it read) is in its key."""
+    (project / "data").mkdir()
+    (project / "data" / "a.txt").write_text("a")
+    (project / "helper.py").write_text("N = 1\n")
+    tool = ToolDefinition(header=ToolDefinitionHeader(name="t", description="t"), mock=MockResponse(fixed_output=1),
+                          tool_tests=[ToolTest(name="tt", input={})])
+    agent = AgentDefinition(header=AgentHeader(agent_id="x", name="x"), extra_tools=[tool])
+    reg = AgentRegistry()
+    reg.register_agent("x", agent)
+    reg.register_template(TemplateTree(name="t", slots=[TemplateSlot(name="primary", default_agent_id="x")]))
+    reg.create_compilation_config(CompilationConfig(name="c", template_name="t"))
+    resolved = reg.resolve_config("c")
+    (case,) = discover(resolved)
+    discovered = [str(project / "data") + "/", str(project / "helper.py")]
+
+    def parts():
+        return key_parts(case, resolved=resolved, files=FileDigests(project), artifact_digests={},
+                         dialect="opencode", variant=None, discovered=discovered)
+
+    before = parts()
+    assert set(before.files) == {"data/", "helper.py"}
+    (project / "data" / "b.txt").write_text("b")  # the listing changed
+    listed = parts()
+    assert listed.key() != before.key() and listed.changes_since(before.model_dump(mode="json")) == ["folder data/"]
+    (project / "helper.py").write_text("N = 2\n")
+    assert parts().changes_since(listed.model_dump(mode="json")) == ["file helper.py"]
