@@ -117,3 +117,39 @@ def test_discovered_files_and_folder_listings_are_key_parts(project: Path) -> No
     assert listed.key() != before.key() and listed.changes_since(before.model_dump(mode="json")) == ["folder data/"]
     (project / "helper.py").write_text("N = 2\n")
     assert parts().changes_since(listed.model_dump(mode="json")) == ["file helper.py"]
+
+
+def test_a_project_evaluator_of_a_turn_is_keyed_on_its_source(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Turn-level evaluators decide an agent test as much as test-level ones: their project source is in the key."""
+    import importlib
+    import sys
+
+    from open_agent_compiler import AgentTest
+    from open_agent_compiler.model.core.test_model import Turn
+    from open_agent_compiler.usercode import project_imports
+
+    (project / "turn_evals.py").write_text(
+        "from typing import Literal\nfrom open_agent_compiler.model.core.evaluator import Evaluator\n\n"
+        "class TurnCheck(Evaluator):\n    kind: Literal['turn-check'] = 'turn-check'\n\n"
+        "    def evaluate(self, context):\n        return self.result(True, 'ok')\n")
+    project_imports.install(project)
+    monkeypatch.syspath_prepend(str(project))
+    monkeypatch.delitem(sys.modules, "turn_evals", raising=False)
+    check = importlib.import_module("turn_evals").TurnCheck()
+    test = AgentTest(name="two", turns=(Turn(prompt="a"), Turn(prompt="b", evaluators=(check,))))
+    agent = AgentDefinition(header=AgentHeader(agent_id="x", name="x"), agent_tests=[test])
+    reg = AgentRegistry()
+    reg.register_agent("x", agent)
+    reg.register_template(TemplateTree(name="t", slots=[TemplateSlot(name="primary", default_agent_id="x")]))
+    reg.create_compilation_config(CompilationConfig(name="c", template_name="t"))
+    resolved = reg.resolve_config("c")
+    (case,) = [case for case in discover(resolved) if case.kind == "agent"]
+
+    def parts():
+        return key_parts(case, resolved=resolved, files=FileDigests(project), artifact_digests={},
+                         dialect="opencode", variant=None)
+
+    before = parts()
+    assert "turn_evals.py" in before.files
+    (project / "turn_evals.py").write_text((project / "turn_evals.py").read_text() + "# edited\n")
+    assert parts().changes_since(before.model_dump(mode="json")) == ["file turn_evals.py"]
