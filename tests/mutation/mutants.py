@@ -27,16 +27,26 @@ BACKUP = ROOT / ".audit" / "mutation-backup"
 
 # the tests of each area, most specific first (pytest runs the arguments in order; -x stops at the first failure)
 TESTS: dict[str, list[str]] = {
-    "keys": ["tests/guard", "tests/engine", "tests/testing/test_keys.py"],
-    "tasks": ["tests/engine", "tests/guard"],
-    "agents": ["tests/agents", "tests/guard/test_blocking.py"],
-    "permissions": ["tests/compiler", "tests/hardening/test_permissions_capability.py",
+    "keys": ["tests/guard/test_key_survivors.py", "tests/testing/test_keys.py", "tests/engine/test_key_cache.py",
+             "tests/guard/test_key_completeness.py", "tests/guard/test_one_loader.py",
+             "tests/engine/test_key_hardening.py"],
+    "tasks": ["tests/guard/test_key_survivors.py", "tests/testing/test_prefetch.py", "tests/engine/test_planning.py",
+              "tests/engine/test_repeats.py", "tests/engine/test_compile_tasks.py", "tests/engine/test_semantics.py",
+              "tests/engine/test_doit_commands.py", "tests/engine/test_prefetch_runs.py",
+              "tests/engine/test_compile_up_to_date.py", "tests/engine/test_reliability.py", "tests/engine/test_cache.py",
+              "tests/engine/test_selection_cli.py"],
+    "agents": ["tests/agents/test_agent_runner.py", "tests/agents/test_scripted_cli.py",
+               "tests/agents/test_session_turn.py", "tests/guard/test_blocking.py", "tests/agents/test_judges.py"],
+    "permissions": ["tests/compiler/test_capabilities_readback.py", "tests/hardening/test_permissions_capability.py",
                     "tests/hardening/test_permissions_multi_agent.py", "tests/hardening/test_permissions_order.py",
-                    "tests/compat"],
+                    "tests/testing/test_evaluators_permissions.py", "tests/compat/test_permission_meaning.py",
+                    "tests/compat/test_dialect_meaning.py", "tests/compiler/test_opencode_rules_index.py",
+                    "tests/compiler/test_roundtrip_property.py", "tests/compiler/test_dialect_outputs.py"],
     "writer": ["tests/compiler/test_writer.py", "tests/compiler/test_writer_batch.py",
                "tests/compiler/test_writer_ownership.py", "tests/hardening/test_writes_compile.py",
                "tests/hardening/test_writes_fs.py", "tests/hardening/test_writes_oac_test.py"],
-    "evaluators": ["tests/testing", "tests/engine/test_junit_counts.py", "tests/hardening/test_output_and_results.py"],
+    "evaluators": ["tests/testing", "tests/engine/test_junit_counts.py", "tests/hardening/test_output_and_results.py",
+                   "tests/compat/test_evaluator_behaviour.py", "tests/compat/test_evaluator_results.py"],
     "shared": ["tests/shared_state"],
 }
 
@@ -343,12 +353,14 @@ def main() -> int:
     parser.add_argument("--timeout", type=float, default=1800.0, help="seconds per mutant's test run")
     parser.add_argument("--log", help="append one JSON line per mutant to this file")
     parser.add_argument("--list", action="store_true", help="list the mutants and exit")
+    parser.add_argument("--tests", help="run these test paths instead of the area's (comma-separated)")
     args = parser.parse_args()
     for rel in restore_leftovers():
         print(f"restored {rel} from a killed run's backup")
     chosen = MUTANTS
     if args.only:
-        chosen = [m for m in chosen if m.area in args.only.split(",")]
+        areas = args.only.split(",")
+        chosen = sorted((m for m in chosen if m.area in areas), key=lambda m: areas.index(m.area))
     if args.id:
         chosen = [m for m in chosen if m.id in args.id.split(",")]
     if args.list:
@@ -357,6 +369,9 @@ def main() -> int:
         return 0
     for signum in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(signum, _on_signal)
+    if args.tests:
+        for area in TESTS:
+            TESTS[area] = args.tests.split(",")
     python = str(ROOT / ".venv" / "bin" / "python") if (ROOT / ".venv").is_dir() else sys.executable
     survivors = 0
     try:
