@@ -94,3 +94,14 @@ def test_the_load_lists_every_project_file_it_ran_or_read(tmp_path: Path) -> Non
     assert changed != before
     (tmp_path / "helper_mod.py").write_text("VALUE = 9\n")
     assert loaded.digest() != changed
+
+
+def test_a_submodule_load_lists_its_packages_init_also_when_imported_before(tmp_path: Path) -> None:
+    """Importing `pkg.sub` runs `pkg/__init__.py`: an edit there must change the key, also on the second load."""
+    (tmp_path / "pkg_one").mkdir()
+    (tmp_path / "pkg_one" / "__init__.py").write_text("SCALE = 2\n")
+    (tmp_path / "pkg_one" / "sub.py").write_text("def make():\n    return 1\n")
+    root = str(tmp_path.resolve())
+    wanted = sorted([f"{root}/pkg_one/__init__.py", f"{root}/pkg_one/sub.py"])
+    assert sorted(loader.load("pkg_one.sub:make", tmp_path, "script").files) == wanted
+    assert sorted(loader.load("pkg_one.sub:make", tmp_path, "script").files) == wanted  # from sys.modules now
