@@ -198,3 +198,24 @@ def test_user_code_blocking_at_load_time_is_one_line_and_exit_2(kind: str, proje
     assert f"timed out after {TIMEOUT}s while loading" in lines[0] and "Traceback" not in done.stderr
     assert "discovered=" not in done.stdout
     assert took < 30, took
+
+
+def test_at_the_deadline_its_stoppers_run_and_one_registered_late_runs_at_once() -> None:
+    import threading
+
+    from open_agent_compiler.testing.deadline import Deadline, TimedOut, stop_at_deadline
+
+    stopped = threading.Event()
+
+    def blocked() -> str:
+        stop_at_deadline(stopped.set)  # what a harness turn / handler registers: the deadline stops it
+        stopped.wait(30)
+        return "woke"
+
+    deadline = Deadline(0.3)
+    with pytest.raises(TimedOut, match="timed out after 0.3s") as raised:
+        deadline.run(blocked, what="turn")
+    assert stopped.is_set() and raised.value.late == (True, "woke")  # stopped, it ended within SETTLE
+    late = threading.Event()
+    deadline.on_expiry(late.set)
+    assert late.is_set()

@@ -105,3 +105,20 @@ def test_a_submodule_load_lists_its_packages_init_also_when_imported_before(tmp_
     wanted = sorted([f"{root}/pkg_one/__init__.py", f"{root}/pkg_one/sub.py"])
     assert sorted(loader.load("pkg_one.sub:make", tmp_path, "script").files) == wanted
     assert sorted(loader.load("pkg_one.sub:make", tmp_path, "script").files) == wanted  # from sys.modules now
+
+
+@pytest.mark.parametrize("mode", ["r", "rb", "r+", "rb+", "w+", "a+"])
+def test_a_file_opened_for_reading_is_recorded_whatever_else_the_mode_allows(tmp_path: Path, mode: str) -> None:
+    from open_agent_compiler.usercode import reads
+
+    reads.set_root(tmp_path)
+    data = tmp_path / "data.txt"
+    data.write_text("x")
+    with reads.recording() as read:
+        with open(data, mode):
+            pass
+    assert read == {f"read:{data.resolve()}"}
+    with reads.recording() as written:
+        with open(tmp_path / "out.txt", "w"):
+            pass
+    assert written == set()
