@@ -122,3 +122,20 @@ def test_a_file_opened_for_reading_is_recorded_whatever_else_the_mode_allows(tmp
         with open(tmp_path / "out.txt", "w"):
             pass
     assert written == set()
+
+
+def test_what_user_code_reads_when_called_joins_the_load(tmp_path: Path) -> None:
+    """A factory reading its prompt only when called (not at import): the prompt is one of the load's files."""
+    (tmp_path / "prompts").mkdir()
+    (tmp_path / "prompts" / "system.md").write_text("be brief")
+    (tmp_path / "call_reader.py").write_text(
+        "from pathlib import Path\n\ndef make():\n    return Path(__file__).parent.joinpath('prompts/system.md')"
+        ".read_text()\n")
+    loaded = loader.load("call_reader:make", tmp_path, "script")
+    root = str(tmp_path.resolve())
+    assert loaded.files == (f"{root}/call_reader.py",)
+    assert loader.call(loaded, "call_reader:make", "script") == "be brief"
+    assert sorted(loaded.files) == [f"{root}/call_reader.py", f"{root}/prompts/system.md"]
+    before = loaded.digest()
+    (tmp_path / "prompts" / "system.md").write_text("be verbose")
+    assert loaded.digest() != before
