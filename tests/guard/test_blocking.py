@@ -219,3 +219,20 @@ def test_at_the_deadline_its_stoppers_run_and_one_registered_late_runs_at_once()
     late = threading.Event()
     deadline.on_expiry(late.set)
     assert late.is_set()
+
+
+def test_an_outer_deadline_stops_what_runs_under_an_inner_one() -> None:
+    """A harness turn (inner deadline, long) inside a test (outer deadline, short): the test's deadline stops it."""
+    import threading
+
+    from open_agent_compiler.testing.deadline import Deadline, TimedOut, stop_at_deadline
+
+    stopped = threading.Event()
+
+    def blocked() -> None:
+        stop_at_deadline(stopped.set)
+        stopped.wait(30)
+
+    with pytest.raises(TimedOut):
+        Deadline(0.3).run(lambda: Deadline(30).run(blocked))
+    assert stopped.wait(5), "the outer deadline did not stop what the inner one ran"
