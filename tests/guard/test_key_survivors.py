@@ -107,6 +107,23 @@ def test_the_key_cache_never_serves_a_pinned_test(proj: Project, monkeypatch: py
         retire(plan.run_id)
 
 
+def test_planning_pins_every_test_with_discovered_files(proj: Project, monkeypatch: pytest.MonkeyPatch,
+                                                        tmp_path: Path) -> None:
+    """The run's key step (planning.test_keys) pins the tests whose last pass recorded files: a cached file-less
+    key of their unchanged scope is never served to them."""
+    fileless(proj)
+    plan = plan_of(proj, monkeypatch, invoker="scripted")
+    try:
+        cache_path = tmp_path / "key-cache.json"
+        first = planning.test_keys(plan.cases, plan.resolved, plan.compiled, plan.options, plan.keyer, cache_path)
+        assert not plan.parts_of(AGENT).files and first[AGENT] == plan.parts_of(AGENT).key()
+        plan.keyer.rekey(AGENT, [str(proj.root / "agents.py")])  # its last pass loaded a project file
+        again = planning.test_keys(plan.cases, plan.resolved, plan.compiled, plan.options, plan.keyer, cache_path)
+        assert again[AGENT] == plan.parts_of(AGENT).key() != first[AGENT]
+    finally:
+        retire(plan.run_id)
+
+
 def test_the_compile_key_covers_bytes_not_only_names() -> None:
     from open_agent_compiler.model.registry import AgentRegistry  # noqa: F401 - resolved config not needed
     one = CompiledOutput(dialect="opencode", files=(CompiledFile(path="a.md", content=b"one"),))
