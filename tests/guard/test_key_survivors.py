@@ -168,3 +168,19 @@ def test_a_folder_whose_listing_was_read_is_keyed_on_its_names(tmp_path: Path) -
     assert FileDigests(tmp_path)(folder) == before
     (tmp_path / "data" / "b.txt").write_text("b")
     assert FileDigests(tmp_path)(folder) != before
+
+
+def test_the_build_dir_compile_is_up_to_date_only_while_its_files_are_as_written(tmp_path: Path) -> None:
+    from open_agent_compiler.tasks.build_sync import sync_build
+    from open_agent_compiler.tasks.graph import CompiledCheck
+
+    (tmp_path / ".oac").mkdir()
+    build = tmp_path / ".oac" / "build"
+    stamps = sync_build({"agents/a.md": b"one"}, build, {})
+    check = CompiledCheck("k", build)
+    assert check(None, {"compiled": "k", "files": stamps})
+    assert not check(None, {"compiled": "other", "files": stamps})
+    (build / "agents" / "a.md").write_bytes(b"edited by hand")  # a harness must not run from this build
+    assert not check(None, {"compiled": "k", "files": stamps})
+    (build / "agents" / "a.md").unlink()
+    assert not check(None, {"compiled": "k", "files": stamps})
