@@ -184,3 +184,17 @@ def test_the_build_dir_compile_is_up_to_date_only_while_its_files_are_as_written
     assert not check(None, {"compiled": "k", "files": stamps})
     (build / "agents" / "a.md").unlink()
     assert not check(None, {"compiled": "k", "files": stamps})
+
+
+def test_a_pass_is_saved_under_the_key_of_the_files_it_loaded(proj: Project, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A test that loads a project file its planning key did not cover (a handler importing a helper) is saved
+    under the key the next run computes from the saved imports, so the next run skips it instead of re-running."""
+    plan = plan_of(proj, monkeypatch)
+    try:
+        test_id = "tool:evaluated::evaluator-test"
+        before = plan.keys[test_id]
+        plan.adopt_imports(test_id, ["agents.py"])
+        assert plan.keys[test_id] == plan.parts_of(test_id).key() != before
+        assert "agents.py" in plan.parts_of(test_id).files
+    finally:
+        retire(plan.run_id)
