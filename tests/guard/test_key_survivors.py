@@ -198,3 +198,16 @@ def test_a_pass_is_saved_under_the_key_of_the_files_it_loaded(proj: Project, mon
         assert "agents.py" in plan.parts_of(test_id).files
     finally:
         retire(plan.run_id)
+
+
+def test_a_pass_keeps_its_discovered_imports_in_the_state_columns_a_failure_does_not() -> None:
+    """What a pass loaded is read back (saved_imports) to key the next run; without it a green test that loads a
+    helper its planning key lacks would run every time."""
+    import json
+
+    from open_agent_compiler.tasks.backend import VALUES, summarise
+
+    passed, _parts, _row = summarise({VALUES: {"status": "pass", "key": "k", "at": "t", "imports": ["helper.py"]}})
+    assert (passed.green_key, json.loads(passed.imports)) == ("k", ["helper.py"])
+    failed, _parts, _row = summarise({VALUES: {"status": "fail", "key": "k", "imports": ["helper.py"]}})
+    assert (failed.green_key, failed.imports) == (None, None)
