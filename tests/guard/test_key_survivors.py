@@ -211,3 +211,16 @@ def test_a_pass_keeps_its_discovered_imports_in_the_state_columns_a_failure_does
     assert (passed.green_key, json.loads(passed.imports)) == ("k", ["helper.py"])
     failed, _parts, _row = summarise({VALUES: {"status": "fail", "key": "k", "imports": ["helper.py"]}})
     assert (failed.green_key, failed.imports) == (None, None)
+
+
+def test_a_file_keyed_as_missing_is_never_a_file_dep(proj: Project, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A discovered file deleted since is in the key as "missing"; as a doit file_dep it would fail the task."""
+    plan = plan_of(proj, monkeypatch)
+    try:
+        test_id = "tool:evaluated::evaluator-test"
+        plan.adopt_imports(test_id, ["gone.py", "agents.py"])
+        assert plan.parts_of(test_id).files["gone.py"] == "missing"
+        deps = plan.file_dep(test_id)
+        assert str(proj.root / "agents.py") in deps and str(proj.root / "gone.py") not in deps
+    finally:
+        retire(plan.run_id)
