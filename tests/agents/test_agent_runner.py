@@ -204,3 +204,14 @@ def test_a_script_calling_a_tool_fails_when_the_agent_has_no_tool_at_all() -> No
     outcome = run(test, [], ScriptedModel(turns=[[call("count"), reply("done")]]))
     assert outcome.status == "fail"
     assert "script calls tool 'count', which agent 'primary' cannot call (it can: none)" in outcome.first_failure()
+
+
+def test_a_script_sees_the_earlier_turns_in_order_user_then_assistant() -> None:
+    def history(view):
+        return reply(" | ".join(f"{m.role}:{m.text}" for m in view.conversation) or "none")
+
+    test = AgentTest(name="t", turns=(Turn(prompt="p1"), Turn(prompt="p2"),
+                                      Turn(prompt="p3", evaluators=(SubstringEvaluator(
+                                          needle="user:p1 | assistant:none | user:p2 | assistant:user:p1"),))))
+    outcome = run(test, [COUNTER], ScriptedModel(turns=[[history]] * 3))
+    assert outcome.status == "pass", outcome.first_failure()

@@ -261,6 +261,15 @@ def test_tampered_manifest_cannot_point_outside(team: ResolvedConfig, tmp_path: 
     assert (tmp_path.parent / "victim.txt").read_text() == "keep me"
 
 
+@pytest.mark.parametrize("version", [0, 2])
+def test_a_manifest_of_another_version_is_refused(version: int, team: ResolvedConfig, tmp_path: Path) -> None:
+    (tmp_path / ".oac").mkdir()
+    (tmp_path / MANIFEST_PATH).write_text(json.dumps({"version": version, "dialects": {}}))
+    with pytest.raises(OacError, match=f"has version {version}; this oac reads version 1"):
+        compile_into(team, tmp_path, "opencode")
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".oac"]
+
+
 def test_target_below_a_file_is_one_error(team: ResolvedConfig, tmp_path: Path) -> None:
     (tmp_path / "file").write_text("x")
     with pytest.raises(OacError, match="cannot create target .*: Not a directory"):

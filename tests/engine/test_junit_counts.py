@@ -19,3 +19,32 @@ def test_suite_skipped_counts_not_runnable_and_green_skips(tmp_path: Path) -> No
     skipped = [case.get("name") for case in suite if case.find("skipped") is not None]
     assert skipped == ["s", "n1", "n2"]
     assert suite.find("testcase[@name='n1']/skipped").get("message") == "not_runnable: no invoker"
+
+
+def test_suite_failures_count_flaky_tests_only_when_flaky_counts_as_fail(tmp_path: Path) -> None:
+    rows = [("tool:a::p", "p", "pass", 0.1, ""), ("tool:a::k", "k", "flaky", 0.1, "1/2 failed"),
+            ("tool:a::f", "f", "fail", 0.2, "boom")]
+    for flaky_as, failures in (("fail", "2"), ("pass", "1")):
+        tally = RunTally()
+        tally.passed, tally.failed, tally.flaky, tally.flaky_as, tally.rows = 1, 1, 1, flaky_as, rows
+        write_junit(tmp_path / "j.xml", tally)
+        suite = ET.parse(tmp_path / "j.xml").getroot()
+        assert suite.get("failures") == failures, flaky_as
+        assert (suite.find("testcase[@name='k']/failure") is not None) == (flaky_as == "fail")
+
+
+def test_a_record_says_passed_only_for_a_pass() -> None:
+    from types import SimpleNamespace
+
+    from open_agent_compiler.tasks.records import build_record
+    from open_agent_compiler.testing.results import TestOutcome
+
+    case = SimpleNamespace(kind="tool", name="t", target_name="echo", test=SimpleNamespace(access_profile=None),
+                           mock_profile=None)
+    plan = SimpleNamespace(by_id={"tool:echo::t": case}, run_id="r", keys={"tool:echo::t": "k"},
+                           options=SimpleNamespace(variant=None, dialect="opencode", config="prod"),
+                           parts_of=lambda _id: SimpleNamespace(target="t", mocks=None, invoker=None),
+                           model_name=lambda _case: None)
+    for status, passed in (("pass", True), ("skipped", False), ("not_runnable", False), ("fail", False)):
+        record = build_record(plan, "tool:echo::t", TestOutcome(status=status, score=1.0 if passed else 0.0), "now")
+        assert record.passed is passed, status

@@ -174,7 +174,7 @@ def test_user_code_blocking_inside_a_test_fails_that_test_at_its_deadline(kind: 
     lines = done.stdout.splitlines()
     failed = [line for line in lines if line.startswith(f"  FAIL '{name}'")]
     assert failed and f"timed out after {TIMEOUT}s" in failed[0], done.stdout + done.stderr
-    assert "  pass 'fine'" in lines, done.stdout  # the run went on
+    assert any(line.startswith("  pass 'fine' ") for line in lines), done.stdout  # the run went on
     assert done.returncode == 1 and "Traceback" not in done.stdout + done.stderr
     assert took < 40, took  # every blocked test ends at its deadline, not at some later time
 
@@ -198,3 +198,41 @@ def test_user_code_blocking_at_load_time_is_one_line_and_exit_2(kind: str, proje
     assert f"timed out after {TIMEOUT}s while loading" in lines[0] and "Traceback" not in done.stderr
     assert "discovered=" not in done.stdout
     assert took < 30, took
+
+
+def test_at_the_deadline_its_stoppers_run_and_one_registered_late_runs_at_once() -> None:
+    import threading
+
+    from open_agent_compiler.testing.deadline import Deadline, TimedOut, stop_at_deadline
+
+    stopped = threading.Event()
+
+    def blocked() -> str:
+        stop_at_deadline(stopped.set)  # what a harness turn / handler registers: the deadline stops it
+        stopped.wait(30)
+        return "woke"
+
+    deadline = Deadline(0.3)
+    with pytest.raises(TimedOut, match="timed out after 0.3s") as raised:
+        deadline.run(blocked, what="turn")
+    assert stopped.is_set() and raised.value.late == (True, "woke")  # stopped, it ended within SETTLE
+    late = threading.Event()
+    deadline.on_expiry(late.set)
+    assert late.is_set()
+
+
+def test_an_outer_deadline_stops_what_runs_under_an_inner_one() -> None:
+    """A harness turn (inner deadline, long) inside a test (outer deadline, short): the test's deadline stops it."""
+    import threading
+
+    from open_agent_compiler.testing.deadline import Deadline, TimedOut, stop_at_deadline
+
+    stopped = threading.Event()
+
+    def blocked() -> None:
+        stop_at_deadline(stopped.set)
+        stopped.wait(30)
+
+    with pytest.raises(TimedOut):
+        Deadline(0.3).run(lambda: Deadline(30).run(blocked))
+    assert stopped.wait(5), "the outer deadline did not stop what the inner one ran"

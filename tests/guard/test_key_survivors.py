@@ -107,6 +107,23 @@ def test_the_key_cache_never_serves_a_pinned_test(proj: Project, monkeypatch: py
         retire(plan.run_id)
 
 
+def test_planning_pins_every_test_with_discovered_files(proj: Project, monkeypatch: pytest.MonkeyPatch,
+                                                        tmp_path: Path) -> None:
+    """The run's key step (planning.test_keys) pins the tests whose last pass recorded files: a cached file-less
+    key of their unchanged scope is never served to them."""
+    fileless(proj)
+    plan = plan_of(proj, monkeypatch, invoker="scripted")
+    try:
+        cache_path = tmp_path / "key-cache.json"
+        first = planning.test_keys(plan.cases, plan.resolved, plan.compiled, plan.options, plan.keyer, cache_path)
+        assert not plan.parts_of(AGENT).files and first[AGENT] == plan.parts_of(AGENT).key()
+        plan.keyer.rekey(AGENT, [str(proj.root / "agents.py")])  # its last pass loaded a project file
+        again = planning.test_keys(plan.cases, plan.resolved, plan.compiled, plan.options, plan.keyer, cache_path)
+        assert again[AGENT] == plan.parts_of(AGENT).key() != first[AGENT]
+    finally:
+        retire(plan.run_id)
+
+
 def test_the_compile_key_covers_bytes_not_only_names() -> None:
     from open_agent_compiler.model.registry import AgentRegistry  # noqa: F401 - resolved config not needed
     one = CompiledOutput(dialect="opencode", files=(CompiledFile(path="a.md", content=b"one"),))
@@ -151,3 +168,59 @@ def test_a_folder_whose_listing_was_read_is_keyed_on_its_names(tmp_path: Path) -
     assert FileDigests(tmp_path)(folder) == before
     (tmp_path / "data" / "b.txt").write_text("b")
     assert FileDigests(tmp_path)(folder) != before
+
+
+def test_the_build_dir_compile_is_up_to_date_only_while_its_files_are_as_written(tmp_path: Path) -> None:
+    from open_agent_compiler.tasks.build_sync import sync_build
+    from open_agent_compiler.tasks.graph import CompiledCheck
+
+    (tmp_path / ".oac").mkdir()
+    build = tmp_path / ".oac" / "build"
+    stamps = sync_build({"agents/a.md": b"one"}, build, {})
+    check = CompiledCheck("k", build)
+    assert check(None, {"compiled": "k", "files": stamps})
+    assert not check(None, {"compiled": "other", "files": stamps})
+    (build / "agents" / "a.md").write_bytes(b"edited by hand")  # a harness must not run from this build
+    assert not check(None, {"compiled": "k", "files": stamps})
+    (build / "agents" / "a.md").unlink()
+    assert not check(None, {"compiled": "k", "files": stamps})
+
+
+def test_a_pass_is_saved_under_the_key_of_the_files_it_loaded(proj: Project, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A test that loads a project file its planning key did not cover (a handler importing a helper) is saved
+    under the key the next run computes from the saved imports, so the next run skips it instead of re-running."""
+    plan = plan_of(proj, monkeypatch)
+    try:
+        test_id = "tool:evaluated::evaluator-test"
+        before = plan.keys[test_id]
+        plan.adopt_imports(test_id, ["agents.py"])
+        assert plan.keys[test_id] == plan.parts_of(test_id).key() != before
+        assert "agents.py" in plan.parts_of(test_id).files
+    finally:
+        retire(plan.run_id)
+
+
+def test_a_pass_keeps_its_discovered_imports_in_the_state_columns_a_failure_does_not() -> None:
+    """What a pass loaded is read back (saved_imports) to key the next run; without it a green test that loads a
+    helper its planning key lacks would run every time."""
+    import json
+
+    from open_agent_compiler.tasks.backend import VALUES, summarise
+
+    passed, _parts, _row = summarise({VALUES: {"status": "pass", "key": "k", "at": "t", "imports": ["helper.py"]}})
+    assert (passed.green_key, json.loads(passed.imports)) == ("k", ["helper.py"])
+    failed, _parts, _row = summarise({VALUES: {"status": "fail", "key": "k", "imports": ["helper.py"]}})
+    assert (failed.green_key, failed.imports) == (None, None)
+
+
+def test_a_file_keyed_as_missing_is_never_a_file_dep(proj: Project, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A discovered file deleted since is in the key as "missing"; as a doit file_dep it would fail the task."""
+    plan = plan_of(proj, monkeypatch)
+    try:
+        test_id = "tool:evaluated::evaluator-test"
+        plan.adopt_imports(test_id, ["gone.py", "agents.py"])
+        assert plan.parts_of(test_id).files["gone.py"] == "missing"
+        deps = plan.file_dep(test_id)
+        assert str(proj.root / "agents.py") in deps and str(proj.root / "gone.py") not in deps
+    finally:
+        retire(plan.run_id)

@@ -94,3 +94,48 @@ def test_the_load_lists_every_project_file_it_ran_or_read(tmp_path: Path) -> Non
     assert changed != before
     (tmp_path / "helper_mod.py").write_text("VALUE = 9\n")
     assert loaded.digest() != changed
+
+
+def test_a_submodule_load_lists_its_packages_init_also_when_imported_before(tmp_path: Path) -> None:
+    """Importing `pkg.sub` runs `pkg/__init__.py`: an edit there must change the key, also on the second load."""
+    (tmp_path / "pkg_one").mkdir()
+    (tmp_path / "pkg_one" / "__init__.py").write_text("SCALE = 2\n")
+    (tmp_path / "pkg_one" / "sub.py").write_text("def make():\n    return 1\n")
+    root = str(tmp_path.resolve())
+    wanted = sorted([f"{root}/pkg_one/__init__.py", f"{root}/pkg_one/sub.py"])
+    assert sorted(loader.load("pkg_one.sub:make", tmp_path, "script").files) == wanted
+    assert sorted(loader.load("pkg_one.sub:make", tmp_path, "script").files) == wanted  # from sys.modules now
+
+
+@pytest.mark.parametrize("mode", ["r", "rb", "r+", "rb+", "w+", "a+"])
+def test_a_file_opened_for_reading_is_recorded_whatever_else_the_mode_allows(tmp_path: Path, mode: str) -> None:
+    from open_agent_compiler.usercode import reads
+
+    reads.set_root(tmp_path)
+    data = tmp_path / "data.txt"
+    data.write_text("x")
+    with reads.recording() as read:
+        with open(data, mode):
+            pass
+    assert read == {f"read:{data.resolve()}"}
+    with reads.recording() as written:
+        with open(tmp_path / "out.txt", "w"):
+            pass
+    assert written == set()
+
+
+def test_what_user_code_reads_when_called_joins_the_load(tmp_path: Path) -> None:
+    """A factory reading its prompt only when called (not at import): the prompt is one of the load's files."""
+    (tmp_path / "prompts").mkdir()
+    (tmp_path / "prompts" / "system.md").write_text("be brief")
+    (tmp_path / "call_reader.py").write_text(
+        "from pathlib import Path\n\ndef make():\n    return Path(__file__).parent.joinpath('prompts/system.md')"
+        ".read_text()\n")
+    loaded = loader.load("call_reader:make", tmp_path, "script")
+    root = str(tmp_path.resolve())
+    assert loaded.files == (f"{root}/call_reader.py",)
+    assert loader.call(loaded, "call_reader:make", "script") == "be brief"
+    assert sorted(loaded.files) == [f"{root}/call_reader.py", f"{root}/prompts/system.md"]
+    before = loaded.digest()
+    (tmp_path / "prompts" / "system.md").write_text("be verbose")
+    assert loaded.digest() != before

@@ -118,6 +118,9 @@ def test_opencode_wildcard_matching(command: str, pattern: str, expected: bool) 
     ("echo *", "echo \\*", False),
     ("echo * now", "echo \\* *", True),  # in a wildcard rule an escaped star is a literal star
     ("echo x now", "echo \\* *", False),
+    ("echo \\foo", "echo \\\\*", True),  # an escaped backslash, then an unescaped star: a wildcard rule
+    ("echo \\", "echo \\\\*", True),
+    ("echo foo", "echo \\\\*", False),
     ("lsof", "ls*", True),
     ("lsof", "ls *", False),
 ])

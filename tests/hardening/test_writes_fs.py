@@ -293,3 +293,12 @@ def test_a_read_only_or_full_disk_is_one_line(call: str, tmp_path: Path, monkeyp
         fsio.write_file(tmp_path, "new/dir/file.txt", b"x")
     monkeypatch.undo()
     assert "\n" not in str(info.value) and list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("segment", ["", ".", "..", "a/b", "a\x00b"])
+def test_open_dir_refuses_a_segment_that_is_not_a_plain_name(segment: str, tmp_path: Path) -> None:
+    # parts_under normalises what writers pass, but open_dir is the walk itself: it must never step out or up
+    (tmp_path / "root").mkdir()
+    with pytest.raises(fsio.UnsafePathError, match="not a plain path segment"):
+        fsio.open_dir(tmp_path / "root", [segment, "x"], create=True, show="x")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["root"] and not any((tmp_path / "root").iterdir())

@@ -225,3 +225,25 @@ def test_a_least_privilege_role_uses_a_schema_made_by_another(pg, tmp_path):
     done = runner.test("--require-shared-state", env=runner_env)
     assert summary_line(done.stdout) == SUMMARY.format(4, 3, 0, 1, 0), done.stdout + done.stderr
     assert len(outcomes(pg)) == 7
+
+
+@pytest.mark.parametrize("url", ["postgresql://u:pw@127.0.0.1/x", "postgresql://u@127.0.0.1/x?password=pw",
+                                 "postgresql://127.0.0.1/x?sslmode=require&PASSWORD=pw"])
+def test_a_password_anywhere_in_the_url_is_refused(url):
+    from open_agent_compiler.tasks.shared_store import SharedStateError, check_url
+
+    with pytest.raises(SharedStateError, match="holds a password") as raised:
+        check_url(url)
+    assert "pw" not in str(raised.value).replace("password", "")
+    assert check_url("postgresql://u@127.0.0.1/x?sslmode=require") == "postgresql://u@127.0.0.1/x?sslmode=require"
+
+
+def test_the_imports_of_the_most_recent_shared_pass_travel_with_the_key(tmp_path):
+    from open_agent_compiler.tasks.shared_session import SharedSession
+    from open_agent_compiler.tasks.shared_store import Known
+
+    session = SharedSession("postgresql://u@127.0.0.1:1/x", "p", tmp_path / "state.db", required=False)
+    session.known = {"t": {"old": Known("pass", "a", ("old.py",), 1.0), "new": Known("pass", "b", ("new.py",), 2.0),
+                           "failed": Known("fail", "c", ("failed.py",), 3.0)}}
+    assert session.imports_of("t") == ["new.py"]
+    assert session.imports_of("other") is None

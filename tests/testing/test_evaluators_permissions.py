@@ -59,3 +59,14 @@ def test_permission_checks_skip_without_permissions() -> None:
     for evaluator in (PermissionPresentEvaluator(permission_key="read"), PermissionAbsentEvaluator(bash_pattern="x")):
         result = evaluator.evaluate(EvaluationContext(target="text"))
         assert result.skipped and result.passed and "no permissions" in result.evidence
+
+
+@pytest.mark.parametrize("rules, overall", [({"*": "deny", "git push *": "ask"}, "ask"),
+                                            ({"*": "deny", "git push *": "ask", "ls": "allow"}, "allow"),
+                                            ({"*": "deny"}, "deny"), ({}, "deny")])
+def test_the_bash_key_alone_is_read_from_the_rules_ask_included(rules: dict, overall: str) -> None:
+    caps = Capabilities(agent="a", dialect="opencode", bash=rules)
+    present = PermissionPresentEvaluator(permission_key="bash").evaluate(with_caps(caps))
+    absent = PermissionAbsentEvaluator(permission_key="bash").evaluate(with_caps(caps))
+    assert (present.passed, absent.passed) == (overall == "allow", overall == "deny")
+    assert f"bash is {overall!r}" in absent.evidence

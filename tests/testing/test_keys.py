@@ -88,3 +88,68 @@ def test_a_key_covers_the_code_that_judges_the_test(tmp_path: Path, monkeypatch)
     monkeypatch.setattr(keys_module, "source_fingerprint", lambda *packages: "other code " + real(*packages))
     after = build(tmp_path)
     assert before.keys() == after.keys() and all(before[test_id] != after[test_id] for test_id in before)
+
+
+def test_discovered_files_and_folder_listings_are_key_parts(project: Path) -> None:
+    """What a test's last pass read (a depfile: files, and folders whose listing it read) is in its key."""
+    (project / "data").mkdir()
+    (project / "data" / "a.txt").write_text("a")
+    (project / "helper.py").write_text("N = 1\n")
+    tool = ToolDefinition(header=ToolDefinitionHeader(name="t", description="t"), mock=MockResponse(fixed_output=1),
+                          tool_tests=[ToolTest(name="tt", input={})])
+    agent = AgentDefinition(header=AgentHeader(agent_id="x", name="x"), extra_tools=[tool])
+    reg = AgentRegistry()
+    reg.register_agent("x", agent)
+    reg.register_template(TemplateTree(name="t", slots=[TemplateSlot(name="primary", default_agent_id="x")]))
+    reg.create_compilation_config(CompilationConfig(name="c", template_name="t"))
+    resolved = reg.resolve_config("c")
+    (case,) = discover(resolved)
+    discovered = [str(project / "data") + "/", str(project / "helper.py")]
+
+    def parts():
+        return key_parts(case, resolved=resolved, files=FileDigests(project), artifact_digests={},
+                         dialect="opencode", variant=None, discovered=discovered)
+
+    before = parts()
+    assert set(before.files) == {"data/", "helper.py"}
+    (project / "data" / "b.txt").write_text("b")  # the listing changed
+    listed = parts()
+    assert listed.key() != before.key() and listed.changes_since(before.model_dump(mode="json")) == ["folder data/"]
+    (project / "helper.py").write_text("N = 2\n")
+    assert parts().changes_since(listed.model_dump(mode="json")) == ["file helper.py"]
+
+
+def test_a_project_evaluator_of_a_turn_is_keyed_on_its_source(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Turn-level evaluators decide an agent test as much as test-level ones: their project source is in the key."""
+    import importlib
+    import sys
+
+    from open_agent_compiler import AgentTest
+    from open_agent_compiler.model.core.test_model import Turn
+    from open_agent_compiler.usercode import project_imports
+
+    (project / "turn_evals.py").write_text(
+        "from typing import Literal\nfrom open_agent_compiler.model.core.evaluator import Evaluator\n\n"
+        "class TurnCheck(Evaluator):\n    kind: Literal['turn-check'] = 'turn-check'\n\n"
+        "    def evaluate(self, context):\n        return self.result(True, 'ok')\n")
+    project_imports.install(project)
+    monkeypatch.syspath_prepend(str(project))
+    monkeypatch.delitem(sys.modules, "turn_evals", raising=False)
+    check = importlib.import_module("turn_evals").TurnCheck()
+    test = AgentTest(name="two", turns=(Turn(prompt="a"), Turn(prompt="b", evaluators=(check,))))
+    agent = AgentDefinition(header=AgentHeader(agent_id="x", name="x"), agent_tests=[test])
+    reg = AgentRegistry()
+    reg.register_agent("x", agent)
+    reg.register_template(TemplateTree(name="t", slots=[TemplateSlot(name="primary", default_agent_id="x")]))
+    reg.create_compilation_config(CompilationConfig(name="c", template_name="t"))
+    resolved = reg.resolve_config("c")
+    (case,) = [case for case in discover(resolved) if case.kind == "agent"]
+
+    def parts():
+        return key_parts(case, resolved=resolved, files=FileDigests(project), artifact_digests={},
+                         dialect="opencode", variant=None)
+
+    before = parts()
+    assert "turn_evals.py" in before.files
+    (project / "turn_evals.py").write_text((project / "turn_evals.py").read_text() + "# edited\n")
+    assert parts().changes_since(before.model_dump(mode="json")) == ["file turn_evals.py"]

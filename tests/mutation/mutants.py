@@ -1,0 +1,397 @@
+"""Hand mutants of the code that decides green, permissions and writes, and a runner that applies each one,
+runs the targeted tests of its area and restores the file (see docs/mutation-audit.md).
+
+    python tests/mutation/mutants.py [--only AREA[,AREA]] [--id ID[,ID]] [--timeout S] [--log FILE] [--list]
+
+Each mutant is (id, area, file, old text, new text): `old` must occur exactly once in the file. A mutant is
+CAUGHT when its area's tests fail (pytest exit 1) and SURVIVED when they pass; a timeout or a collection error is
+reported as such. The file is restored in a `finally` (SIGTERM/SIGHUP are turned into an exception so that runs
+too), and a backup left by a killed runner (.audit/mutation-backup/) is put back when the runner starts.
+Not a pytest module (name without `test_`; tests/mutation/conftest.py also ignores it).
+"""
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+SRC = "src/open_agent_compiler/"
+BACKUP = ROOT / ".audit" / "mutation-backup"
+
+# the tests of each area, most specific first (pytest runs the arguments in order; -x stops at the first failure)
+TESTS: dict[str, list[str]] = {
+    "keys": ["tests/guard/test_key_survivors.py", "tests/testing/test_keys.py", "tests/engine/test_key_cache.py",
+             "tests/guard/test_key_completeness.py", "tests/guard/test_one_loader.py",
+             "tests/engine/test_key_hardening.py"],
+    "tasks": ["tests/guard/test_key_survivors.py", "tests/testing/test_prefetch.py", "tests/engine/test_planning.py",
+              "tests/engine/test_repeats.py", "tests/engine/test_compile_tasks.py", "tests/engine/test_semantics.py",
+              "tests/engine/test_doit_commands.py", "tests/engine/test_prefetch_runs.py",
+              "tests/engine/test_compile_up_to_date.py", "tests/engine/test_reliability.py", "tests/engine/test_cache.py",
+              "tests/engine/test_selection_cli.py"],
+    "agents": ["tests/agents/test_agent_runner.py", "tests/agents/test_scripted_cli.py",
+               "tests/agents/test_session_turn.py", "tests/guard/test_blocking.py", "tests/agents/test_judges.py"],
+    "permissions": ["tests/compiler/test_capabilities_readback.py", "tests/hardening/test_permissions_capability.py",
+                    "tests/hardening/test_permissions_multi_agent.py", "tests/hardening/test_permissions_order.py",
+                    "tests/testing/test_evaluators_permissions.py", "tests/compat/test_permission_meaning.py",
+                    "tests/compat/test_dialect_meaning.py", "tests/compiler/test_opencode_rules_index.py",
+                    "tests/compiler/test_roundtrip_property.py", "tests/compiler/test_dialect_outputs.py"],
+    "writer": ["tests/compiler/test_writer.py", "tests/compiler/test_writer_batch.py",
+               "tests/compiler/test_writer_ownership.py", "tests/hardening/test_writes_compile.py",
+               "tests/hardening/test_writes_fs.py", "tests/hardening/test_writes_oac_test.py"],
+    "evaluators": ["tests/testing", "tests/engine/test_junit_counts.py", "tests/hardening/test_output_and_results.py",
+                   "tests/compat/test_evaluator_behaviour.py", "tests/compat/test_evaluator_results.py"],
+    "shared": ["tests/shared_state"],
+}
+
+
+@dataclass(frozen=True)
+class Mutant:
+    id: str
+    area: str
+    file: str  # relative to src/open_agent_compiler/
+    old: str
+    new: str
+    what: str
+
+
+M = Mutant
+MUTANTS: list[Mutant] = [
+    # keys ----------------------------------------------------------------------------------------------------------
+    M("K01", "keys", "testing/keys.py", 'found = {files.label(p): files(p) for p in discovered}',
+      'found = {files.label(p): files(p) for p in discovered if not str(p).endswith("/")}',
+      "discovered folder listings dropped from the key"),
+    M("K02", "keys", "testing/keys.py",
+      'return [spec for item in response.sequence if isinstance(item, MockResponse) for spec in callable_specs(item)]',
+      'return []', "callable specs not searched inside `sequence` mocks"),
+    M("K03", "keys", "testing/keys.py", '                file_parts[f"module {module}"] = "missing"\n',
+      '                pass\n', "a missing callable-mock module no longer keyed as missing"),
+    M("K04", "keys", "testing/keys.py",
+      'evaluator_files([*case.test.evaluators, *(e for turn in turns for e in turn.evaluators)], files)',
+      'evaluator_files([*case.test.evaluators], files)', "per-turn project evaluators' source not in the key"),
+    M("K05", "keys", "testing/keys.py", '        parts.update((label, files(path)) for label, path in zip(labels, matches))\n',
+      '', "`inputs=` globs keyed by the list of matches only, not their bytes"),
+    M("K06", "keys", "testing/keys.py", '        found.update(declared_inputs(case.tool.inputs, files))\n', '',
+      "a tool test's key ignoring the tool's `inputs=`"),
+    M("K07", "keys", "testing/keys.py", 'files={**found, **file_parts}, hermetic=hermetic if real else None',
+      'files={**found, **file_parts}, hermetic=None', "a tool test's key ignoring --hermetic"),
+    M("K08", "keys", "testing/keys.py",
+      'return KeyParts(definition=definition, target=target, model=model, dialect=dialect, files=found, **common)',
+      'return KeyParts(definition=definition, target=target, dialect=dialect, files=found, **common)',
+      "a capability test's key dropping the model parameters"),
+    M("K09", "keys", "testing/keys.py", '{"mock": entries, "tool": tool_digest(reachable.tool)}',
+      '{"mock": entries}', "an agent test's key dropping its reachable tools' definitions"),
+    M("K10", "keys", "testing/keys.py", 'dialect=dialect, hermetic=hermetic if any_real else None, invoker=invoker,',
+      'dialect=dialect, hermetic=hermetic if any_real else None,', "an agent test's key dropping the invoker"),
+    M("K11", "keys", "testing/keys.py", 'how = " (no longer read)" if path not in value else ""',
+      'how = " (no longer read)" if path not in old else ""', "--explain mislabelling a file that left the key"),
+    M("K12", "keys", "testing/key_cache.py",
+      'key = known.get(case.test_id) if case.test_id not in pinned else None', 'key = known.get(case.test_id)',
+      "key cache serving a cached key to a test with discovered files"),
+    M("K13", "keys", "testing/key_cache.py", 'sorted((n, profiles[n]) for n in names),\n                            dialect, variant,',
+      'sorted((n, profiles[n]) for n in names),\n                            variant,',
+      "key-cache scope not covering the dialect"),
+    M("K14", "keys", "testing/keys.py", 'JUDGING_CODE = ("model", "compiler", "testing", "usercode")',
+      'JUDGING_CODE = ("model", "compiler", "testing")', "engine fingerprint not covering usercode/"),
+    M("K15", "keys", "usercode/project_imports.py", '        pending.extend(_module_reads.get(name, ()))\n', '',
+      "files a module read at import time not followed"),
+    M("K16", "keys", "usercode/project_imports.py", '        if parent:\n            pending.append(parent)\n', '',
+      "a submodule's package __init__ not in its files"),
+    M("K17", "keys", "usercode/loader.py",
+      '    if read:\n        loaded.files = tuple(sorted({*loaded.files, *project_imports.files_of(read)}))\n', '',
+      "what user code reads when called (not imported) not in its files"),
+    M("K18", "keys", "usercode/loader.py", 'hasher.update(path.encode("utf-8", "surrogateescape") + b"\\0" + xxhash.xxh3_128_digest(data))',
+      'hasher.update(path.encode("utf-8", "surrogateescape") + b"\\0")', "user-code digest over names, not bytes"),
+    M("K19", "keys", "usercode/reads.py", 'if ("w" in mode or "a" in mode or "x" in mode) and "+" not in mode:',
+      'if "w" in mode or "a" in mode or "x" in mode or "+" in mode:', "a file opened r+ not recorded as read"),
+    M("K20", "keys", "tasks/planning.py",
+      'key = digest([(path, digest_bytes(contents[path])) for path in sorted(contents)])',
+      'key = digest(sorted(contents))', "the compile key covering compiled file names, not bytes"),
+    M("K21", "keys", "tasks/planning.py", '(options.variant, options.hermetic), keyer.parts_of, pinned=set(keyer.discovered),',
+      '(options.variant, options.hermetic), keyer.parts_of,', "tests with discovered files not pinned in the key cache"),
+    M("K22", "keys", "usercode/loader.py",
+      '        except BaseException as exc:  # noqa: BLE001 - SystemExit, GeneratorExit, custom BaseException subclasses',
+      '        except Exception as exc:  # noqa: BLE001 - SystemExit, GeneratorExit, custom BaseException subclasses',
+      "sys.exit() in called user code escaping the loader"),
+    # tasks ---------------------------------------------------------------------------------------------------------
+    M("T01", "tasks", "tasks/graph.py", '''    return safe if safe == raw else f"{safe}~{xxhash.xxh32_hexdigest(raw.encode('utf-8', 'surrogatepass'))}"''',
+      '    return safe', "task_name without its digest suffix (`a b` and `a_b` collide)"),
+    M("T02", "tasks", "tasks/graph.py", 'task.task_dep = after_compile if case.kind == "agent" else none',
+      'task.task_dep = none', "an agent test without files losing its task_dep on the compile task"),
+    M("T03", "tasks", "tasks/graph.py", 'if not self.options.force and self.green_at(name, case.test_id) is not None:',
+      'if self.options.force and self.green_at(name, case.test_id) is not None:',
+      "the prefetcher starting real handlers of green tests"),
+    M("T04", "tasks", "tasks/graph.py",
+      '''    if outcome.status == "fail":
+        return TaskFailed(outcome.first_failure())
+    if repeat is not None:  # a repeat proves nothing green on its own: the next run runs the test again
+        return None''',
+      '''    if repeat is not None:  # a repeat proves nothing green on its own: the next run runs the test again
+        return None
+    if outcome.status == "fail":
+        return TaskFailed(outcome.first_failure())''', "a failing repeat returned as success (swapped checks)"),
+    M("T05", "tasks", "tasks/graph.py",
+      'if found != "missing" and not label.startswith(("module ", "inputs ")) and not label.endswith("/")]',
+      'if not label.startswith(("module ", "inputs ")) and not label.endswith("/")]',
+      "missing files given to doit as file_dep"),
+    M("T06", "tasks", "tasks/graph.py",
+      'return values.get("compiled") == self.key and build_intact(self.build_dir, values.get("files", {}))',
+      'return values.get("compiled") == self.key', "the compile task up to date while the build dir was edited"),
+    M("T07", "tasks", "tasks/graph.py", '            self.keys[test_id] = self.parts_of(test_id).key()\n', '',
+      "a test's key not recomputed after it discovered new imports"),
+    M("T08", "tasks", "tasks/backend.py", 'imports = values.get("imports") if passed else None', 'imports = None',
+      "the state DB losing a pass's discovered imports"),
+    M("T09", "tasks", "tasks/reporter.py", 'if self.stoppable and tally.maxfail and tally.failed >= tally.maxfail:',
+      'if self.stoppable and tally.maxfail and tally.failed > tally.maxfail:', "--maxfail off by one"),
+    M("T10", "tasks", "tasks/compile_tasks.py", 'and all(_stamp(self.where / rel) == stamp for rel, stamp in stamps.items())\n', '',
+      "`oac compile` up to date after an output was edited"),
+    # agents --------------------------------------------------------------------------------------------------------
+    M("A01", "agents", "testing/agent_runner.py", 'text = "\\n".join(result.text for result in turns)',
+      'text = "\\n".join(result.text for result in turns[-1:])', "test-level evaluators seeing only the last turn"),
+    M("A02", "agents", "testing/agent_runner.py", '    if matched == len(expected):',
+      '    if matched >= len(expected) - 1:', "expected_tool_calls passing with the last call missing"),
+    M("A03", "agents", "testing/agent_runner.py", 'hermetic=settings.hermetic, timeout=settings.timeout)',
+      'hermetic=False, timeout=settings.timeout)', "agent tests ignoring --hermetic (real handlers run)"),
+    M("A04", "agents", "testing/invokers/protocol.py",
+      '("model", self.model),\n                                                          ("script", self.script_digest))',
+      '("model", self.model))', "the invoker key dropping the model script's digest"),
+    M("A05", "agents", "testing/invokers/scripted.py",
+      'self.conversation += [Message(role="user", text=prompt), Message(role="assistant", text=step.text)]',
+      'self.conversation += [Message(role="assistant", text=step.text), Message(role="user", text=prompt)]',
+      "the conversation history in the wrong order"),
+    M("A06", "agents", "testing/deadline.py", '        if not done.wait(self.remaining()) and not done.is_set():\n            self.expire()\n',
+      '        if not done.wait(self.remaining()) and not done.is_set():\n', "the deadline not running its stoppers"),
+    M("A07", "agents", "testing/deadline.py", 'outer = tuple(getattr(_current, "stack", ()))', 'outer = ()',
+      "a nested deadline's worker not bound by the outer deadlines"),
+    M("A08", "agents", "testing/deadline.py", '        if expired:\n            _quietly(stopper)\n', '',
+      "a stopper registered after the deadline never run"),
+    M("A09", "agents", "testing/invokers/scripted.py",
+      '            check_tools(step, self.agent.tool_names, self.agent.compiled_name)\n', '',
+      "a script calling tools the agent does not have"),
+    # permissions ---------------------------------------------------------------------------------------------------
+    M("P01", "permissions", "compiler/bash_match.py", 'return lambda text: text == bare or text.startswith(head)',
+      'return lambda text: text.startswith(head)', "OpenCode `git *` not matching bare `git`"),
+    M("P02", "permissions", "compiler/bash_match.py",
+      'indices = sorted((key for key in keys if _ARRAY_INDEX.fullmatch(key) and int(key) < 2**32 - 1), key=int)',
+      'indices = sorted(key for key in keys if _ARRAY_INDEX.fullmatch(key) and int(key) < 2**32 - 1)',
+      "JS key order sorting array indices as text"),
+    M("P03", "permissions", "compiler/bash_match.py", 'return command == prefix or command.startswith(prefix + " ")',
+      'return command == prefix or command.startswith(prefix)', "Claude `git:*` matching `gitx`"),
+    M("P04", "permissions", "compiler/bash_match.py", '        if ch == "*" and backslashes % 2 == 0:',
+      '        if ch == "*" and backslashes == 0:', "Claude: `\\\\*` (escaped backslash, then star) not a wildcard"),
+    M("P05", "permissions", "compiler/bash_match.py", '            found = (pattern, action)\n',
+      '            return (pattern, action)\n', "first matching rule wins instead of the last"),
+    M("P06", "permissions", "compiler/grants.py", 'return max(actions, key=ACTIONS.index, default=None)',
+      'return min(actions, key=ACTIONS.index, default=None)', "the most permissive action of a pattern wins"),
+    M("P07", "permissions", "compiler/grants.py", 'any(ord(ch) < 32 or ord(ch) == 127 for ch in pattern)',
+      'any(ord(ch) < 32 for ch in pattern)', "a DEL character accepted in a bash pattern"),
+    M("P08", "permissions", "compiler/grants.py", 'return dict(sorted(rules, key=lambda rule: ACTIONS.index(rule[1])))',
+      'return dict(rules)', "rules not ordered allow → ask → deny"),
+    M("P09", "permissions", "compiler/bash_match.py",
+      'escaped = escaped.replace("*", ".*").replace("?", ".")', 'escaped = escaped.replace("*", ".*")',
+      "OpenCode `?` matched literally"),
+    M("P10", "permissions", "testing/permissions.py", 'action = next((a for a in ("allow", "ask") if a in actions), "deny")',
+      'action = next((a for a in ("allow",) if a in actions), "deny")', "`bash` overall ignoring ask rules"),
+    M("P11", "permissions", "testing/permissions.py",
+      '    fallback = capabilities.permissions.get("*")\n    if fallback is not None:',
+      '    fallback = capabilities.permissions.get("*")\n    if False:',
+      "a permission key's `*` catch-all ignored"),
+    M("P12", "permissions", "testing/capability.py", 'found = name in caps.subagents or name + postfix in caps.subagents',
+      'found = any(s.startswith(name) for s in caps.subagents)', "must_have_subagents matching by prefix"),
+    M("P13", "permissions", "compiler/grants.py", 'bash[pattern] = strictest([action, bash.get(pattern, action)]) or action',
+      'bash[pattern] = action', "the last tool's action for a shared pattern wins, not the strictest"),
+    # writer / fsio ---------------------------------------------------------------------------------------------------
+    M("W01", "writer", "compiler/writer.py",
+      '            if rel in self.old.files:  # still ours: taken back only if its bytes return to what we wrote\n'
+      '                self.new.files[rel] = self.old.files[rel]\n', '',
+      "a user-edited file of ours disowned from the manifest"),
+    M("W02", "writer", "compiler/writer.py", '        if entry.data is None or rel in self.others:',
+      '        if entry.data is None:', "a stale file removed although another dialect owns it"),
+    M("W03", "writer", "compiler/writer.py",
+      '            self.write(rel, compiled.content, compiled.executable, compiled.private)\n'
+      '            self.new.files[rel] = digest_bytes(compiled.content)',
+      '            self.write(rel, compiled.content, compiled.executable, compiled.private)\n'
+      '            self.new.files[rel] = digest_bytes(current or compiled.content)',
+      "the manifest recording the replaced bytes' digest"),
+    M("W04", "writer", "fsio.py", '        if found is None or not stat.S_ISREG(found.st_mode):\n            return False\n        os.unlink',
+      '        if found is None or stat.S_ISDIR(found.st_mode):\n            return False\n        os.unlink',
+      "remove_file unlinking a symlink planted at one of our paths"),
+    M("W05", "writer", "fsio.py", '            if part in ("", ".", "..") or "/" in part or "\\x00" in part:',
+      '            if part in ("", ".") or "/" in part or "\\x00" in part:', "`..` accepted as a path segment"),
+    M("W06", "writer", "fsio.py", '    if found is not None and not stat.S_ISREG(found.st_mode):\n        raise UnsafePathError',
+      '    if found is not None and stat.S_ISDIR(found.st_mode):\n        raise UnsafePathError',
+      "a write replacing a symlink/fifo in the way"),
+    M("W07", "writer", "compiler/manifest.py", '    if manifest.version != VERSION:', '    if manifest.version > VERSION:',
+      "a manifest of an older version read as current"),
+    # evaluators / reporting ----------------------------------------------------------------------------------------
+    M("E01", "evaluators", "testing/evaluators/tool_not_called.py", '        if context.trajectory is None:',
+      '        if not context.trajectory:', "tool_not_called skipping on an empty trajectory"),
+    M("E02", "evaluators", "testing/evaluators/fact_recall.py",
+      'strict = self.forbidden_case_sensitive or self.case_sensitive', 'strict = self.forbidden_case_sensitive',
+      "fact_recall forbidden matching ignoring case_sensitive"),
+    M("E03", "evaluators", "testing/evaluators/substring.py", '        if position < 0:', '        if position <= 0:',
+      "substring failing a needle at position 0"),
+    M("E04", "evaluators", "testing/evaluators/path_order.py",
+      'for start in range(len(names) - width + 1):', 'for start in range(len(names) - width):',
+      "path_order contiguous run at the end not found"),
+    M("E05", "evaluators", "testing/evaluators/tool_called.py", 'passed = len(matching) >= self.min_count',
+      'passed = len(matching) > self.min_count', "tool_called min_count off by one"),
+    M("E06", "evaluators", "tasks/junit.py", 'skipped=str(tally.skipped + tally.not_runnable)', 'skipped=str(tally.skipped)',
+      "JUnit suite-level skipped omitting not_runnable"),
+    M("E07", "evaluators", "tasks/junit.py", 'failures=str(tally.failed + flaky_fails)', 'failures=str(tally.failed)',
+      "JUnit failures omitting flaky tests counted as failures"),
+    M("E08", "evaluators", "tasks/records.py", 'passed=outcome.status == "pass"', 'passed=outcome.status != "fail"',
+      "a skipped test's record saying passed"),
+    # shared state --------------------------------------------------------------------------------------------------
+    M("S01", "shared", "tasks/graph.py",
+      'if self.shared is not None and (known := self.shared.last(name, key)) is not None:',
+      'if self.shared is not None and (known := self.shared.last(name, key)) is not None and known.status == "pass":',
+      "a failure on another machine not cancelling a local pass"),
+    M("S02", "shared", "tasks/shared_store.py", 'if parts.password is not None or "password=" in parts.query.lower():',
+      'if parts.password is not None:', "a password in the URL's query accepted"),
+    M("S03", "shared", "tasks/shared_session.py",
+      'return list(max(passes, key=lambda known: known.recorded_at).imports or ())',
+      'return list(min(passes, key=lambda known: known.recorded_at).imports or ())',
+      "the oldest pass's imports taken instead of the newest"),
+    M("S04", "shared", "tasks/shared_store.py",
+      'where project = %s and recorded_at < now() - make_interval(secs => %s)',
+      'where project = %s and recorded_at > now() - make_interval(secs => %s)', "prune deleting the recent outcomes"),
+]
+
+
+def restore_leftovers() -> list[str]:
+    """Put back every file a killed runner left mutated (its backup is the original)."""
+    restored = []
+    if BACKUP.is_dir():
+        for saved in sorted(p for p in BACKUP.rglob("*") if p.is_file()):
+            rel = saved.relative_to(BACKUP)
+            shutil.copy2(saved, ROOT / rel)
+            saved.unlink()
+            restored.append(str(rel))
+        shutil.rmtree(BACKUP, ignore_errors=True)
+    return restored
+
+
+class Interrupted(Exception):
+    pass
+
+
+def _on_signal(signum: int, _frame: object) -> None:
+    raise Interrupted(f"signal {signum}")
+
+
+def first_failure(output: str) -> str:
+    for line in output.splitlines():
+        if line.startswith(("FAILED ", "ERROR ")):
+            return line.split(" - ")[0]
+    return ""
+
+
+BROKEN: list[str] = []  # tests found failing on the unmutated code this run: deselected from then on
+
+
+def _pytest(python: str, args: list[str], timeout: float) -> tuple[int, str]:
+    command = [python, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "-rfE",
+               *(f"--deselect={test}" for test in BROKEN), *args]
+    try:
+        done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=timeout,
+                              start_new_session=True)
+        return done.returncode, done.stdout + done.stderr
+    except subprocess.TimeoutExpired as exc:
+        out = exc.stdout or ""
+        return -1, out.decode() if isinstance(out, bytes) else out
+
+
+def run_one(mutant: Mutant, timeout: float, python: str) -> dict:
+    """Apply, test, restore; a catching test that also fails on the unmutated code is deselected and the mutant
+    tested again (so a broken or flaky test never counts as a catch)."""
+    while True:
+        outcome = _run_once(mutant, timeout, python)
+        by = outcome.get("by", "")
+        if outcome["result"] != "caught" or not by.startswith("FAILED "):
+            return outcome
+        test = by.split(" ", 1)[1]
+        rc, _ = _pytest(python, [test], timeout)
+        if rc == 0:
+            return outcome
+        print(f"   {test} fails without the mutant too: deselected", flush=True)
+        BROKEN.append(test)
+
+
+def _run_once(mutant: Mutant, timeout: float, python: str) -> dict:
+    path = ROOT / SRC / mutant.file
+    original = path.read_text()
+    count = original.count(mutant.old)
+    if count != 1:
+        return {"id": mutant.id, "result": "bad-mutant", "detail": f"old text found {count} times"}
+    backup = BACKUP / SRC / mutant.file
+    backup.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(path, backup)
+    started = time.monotonic()
+    try:
+        path.write_text(original.replace(mutant.old, mutant.new))
+        rc, output = _pytest(python, TESTS[mutant.area], timeout)
+    finally:
+        shutil.copy2(backup, path)
+        backup.unlink()
+    result = {1: "caught", 0: "survived", -1: "timeout"}.get(rc, f"error rc={rc}")
+    tail = [line for line in output.splitlines() if line.strip()][-1:] or [""]
+    return {"id": mutant.id, "area": mutant.area, "result": result, "by": first_failure(output),
+            "summary": tail[0], "seconds": round(time.monotonic() - started, 1)}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", help="areas, comma-separated: " + ", ".join(TESTS))
+    parser.add_argument("--id", help="mutant ids, comma-separated")
+    parser.add_argument("--timeout", type=float, default=1800.0, help="seconds per mutant's test run")
+    parser.add_argument("--log", help="append one JSON line per mutant to this file")
+    parser.add_argument("--list", action="store_true", help="list the mutants and exit")
+    parser.add_argument("--tests", help="run these test paths instead of the area's (comma-separated)")
+    args = parser.parse_args()
+    for rel in restore_leftovers():
+        print(f"restored {rel} from a killed run's backup")
+    chosen = MUTANTS
+    if args.only:
+        areas = args.only.split(",")
+        chosen = sorted((m for m in chosen if m.area in areas), key=lambda m: areas.index(m.area))
+    if args.id:
+        chosen = [m for m in chosen if m.id in args.id.split(",")]
+    if args.list:
+        for m in chosen:
+            print(f"{m.id} {m.area:<11} {m.file:<38} {m.what}")
+        return 0
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, _on_signal)
+    if args.tests:
+        for area in TESTS:
+            TESTS[area] = args.tests.split(",")
+    python = str(ROOT / ".venv" / "bin" / "python") if (ROOT / ".venv").is_dir() else sys.executable
+    survivors = 0
+    try:
+        for mutant in chosen:
+            outcome = run_one(mutant, args.timeout, python)
+            survivors += outcome["result"] != "caught"
+            print(f"{outcome['id']} {outcome['result']:<9} {outcome.get('seconds', '')}s {outcome.get('by', '')}"
+                  f"  # {mutant.what}", flush=True)
+            if args.log:
+                with open(args.log, "a") as log:
+                    log.write(json.dumps(outcome) + "\n")
+    except (KeyboardInterrupt, Interrupted) as exc:
+        print(f"interrupted ({exc or 'Ctrl-C'}); every file restored", file=sys.stderr)
+        return 130
+    finally:
+        restore_leftovers()
+    print(f"{len(chosen) - survivors}/{len(chosen)} caught" + (f"; failing without mutants: {BROKEN}" if BROKEN else ""))
+    return 0 if survivors == 0 else 1
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("HARNESS_DIR", str(Path.home() / ".cache" / "oac" / "harnesses"))
+    sys.exit(main())
