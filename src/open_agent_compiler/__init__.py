@@ -1,92 +1,62 @@
 """open_agent_compiler: define agents, tools, skills and tests once; compile them for OpenCode, Claude Code,
-Pi and Codex; test them mocks-first. This module only re-exports the public names."""
+Pi and Codex; test them mocks-first. This module only re-exports the public names.
 
-from open_agent_compiler.errors import FactoryError, OacError, RegistryError, UnsafeNameError
-from open_agent_compiler.model.core.access_profile import (
-    AccessProfile,
-    AccessProfileRegistry,
-    ResourceBinding,
-    ResourceKind,
-)
-from open_agent_compiler.model.core.agent import (
-    AgentDefinition,
-    AgentHeader,
-    AgentMode,
-    AgentToolPermissions,
-    AgentVariant,
-    AgentWorkflowStep,
-    MCPServerDefinition,
-    McpServer,
-    ModelParameters,
-    TodoMode,
-    ToolFormat,
-)
-from open_agent_compiler.model.core.capabilities import Capabilities
-from open_agent_compiler.model.core.evaluator import (
-    EvaluationContext,
-    Evaluator,
-    EvaluatorResult,
-    FactSpec,
-    JudgeClient,
-    JudgeVerdict,
-    ToolCall,
-)
-from open_agent_compiler.model.core.mock import MockKind, MockProfile, MockResponse, MockState
-from open_agent_compiler.model.core.compilation_context import CompilationContext
-from open_agent_compiler.model.core.model_preset import ModelLimits, ModelPreset, ReasoningField, SamplingDefaults
-from open_agent_compiler.model.core.skill import SkillDefinition, SkillExample, WorkflowStep
-from open_agent_compiler.model.core.template import CompilationConfig, TemplateSlot, TemplateTree
-from open_agent_compiler.model.core.test_model import AgentTest, AnyEvaluator, CapabilityTest, EvaluatorKind, ToolTest, Turn
-from open_agent_compiler.model.core.permissions_model import DefaultTools, PermissionType, ToolScope
-from open_agent_compiler.model.core.split_profile import SplitProfile
-from open_agent_compiler.model.core.variant_spec import VariantSpec, apply_variant
-from open_agent_compiler.model.core.workflow_model import (
-    Criterion,
-    Gate,
-    GateCheck,
-    GateLogic,
-    Route,
-    ToolUse,
-    WorkflowStepDefinition,
-)
-from open_agent_compiler.model.core.tool import (
-    BashToolPermission,
-    JsonToolPermission,
-    ScriptDefinition,
-    ToolDefinition,
-    ToolDefinitionHeader,
-    ToolDefinitionLogicBash,
-    ToolDefinitionLogicJson,
-    ToolScriptDefinition,
-)
-from open_agent_compiler.model.core.tools_model import SupportedScriptTypes
-from open_agent_compiler.model.factory import load_registry
-from open_agent_compiler.model.registry import AgentRegistry, ResolvedAgent, ResolvedConfig
-from open_agent_compiler.model.script_tool import ScriptTool
-from open_agent_compiler.testing.evaluation import (
-    EqualsEvaluator,
-    FactRecallEvaluator,
-    JsonPathEvaluator,
-    LLMJudgeEvaluator,
-    PathOrderEvaluator,
-    PermissionAbsentEvaluator,
-    PermissionPresentEvaluator,
-    RegexEvaluator,
-    SubstringEvaluator,
-    ToolCalledEvaluator,
-    ToolNotCalledEvaluator,
-)
+Each public name is imported on first use (PEP 562): `from open_agent_compiler import AgentDefinition` imports
+the agent model, not every model, the evaluators and the compiler (a warm `oac test` imports only what it uses,
+issue 18). `dir()` and `__all__` list every public name."""
+
+import importlib
+from typing import Any
 
 __version__ = "0.1.0"
 
-__all__ = [name for name in dir() if not name.startswith("_") and name[0].isupper()] + ["load_registry", "apply_variant", "CompileScript", "build", "build_variant"]
+# module (under this package) → the public names it defines
+_MODULES: dict[str, tuple[str, ...]] = {
+    "errors": ("FactoryError", "OacError", "RegistryError", "UnsafeNameError"),
+    "model.core.access_profile": ("AccessProfile", "AccessProfileRegistry", "ResourceBinding", "ResourceKind"),
+    "model.core.agent": ("AgentDefinition", "AgentHeader", "AgentMode", "AgentToolPermissions", "AgentVariant",
+                         "AgentWorkflowStep", "MCPServerDefinition", "McpServer", "ModelParameters", "TodoMode",
+                         "ToolFormat"),
+    "model.core.capabilities": ("Capabilities",),
+    "model.core.evaluator": ("EvaluationContext", "Evaluator", "EvaluatorResult", "FactSpec", "JudgeClient",
+                             "JudgeVerdict", "ToolCall"),
+    "model.core.mock": ("MockKind", "MockProfile", "MockResponse", "MockState"),
+    "model.core.compilation_context": ("CompilationContext",),
+    "model.core.model_preset": ("ModelLimits", "ModelPreset", "ReasoningField", "SamplingDefaults"),
+    "model.core.skill": ("SkillDefinition", "SkillExample", "WorkflowStep"),
+    "model.core.template": ("CompilationConfig", "TemplateSlot", "TemplateTree"),
+    "model.core.test_model": ("AgentTest", "AnyEvaluator", "CapabilityTest", "EvaluatorKind", "ToolTest", "Turn"),
+    "model.core.permissions_model": ("DefaultTools", "PermissionType", "ToolScope"),
+    "model.core.split_profile": ("SplitProfile",),
+    "model.core.variant_spec": ("VariantSpec", "apply_variant"),
+    "model.core.workflow_model": ("Criterion", "Gate", "GateCheck", "GateLogic", "Route", "ToolUse",
+                                  "WorkflowStepDefinition"),
+    "model.core.tool": ("BashToolPermission", "JsonToolPermission", "ScriptDefinition", "ToolDefinition",
+                        "ToolDefinitionHeader", "ToolDefinitionLogicBash", "ToolDefinitionLogicJson",
+                        "ToolScriptDefinition"),
+    "model.core.tools_model": ("SupportedScriptTypes",),
+    "model.factory": ("load_registry",),
+    "model.registry": ("AgentRegistry", "ResolvedAgent", "ResolvedConfig"),
+    "model.script_tool": ("ScriptTool",),
+    "testing.evaluation": ("EqualsEvaluator", "FactRecallEvaluator", "JsonPathEvaluator", "LLMJudgeEvaluator",
+                           "PathOrderEvaluator", "PermissionAbsentEvaluator", "PermissionPresentEvaluator",
+                           "RegexEvaluator", "SubstringEvaluator", "ToolCalledEvaluator", "ToolNotCalledEvaluator"),
+    # the programmatic compile (the compiler and its writer)
+    "compiler.script": ("CompileScript", "build", "build_variant"),
+}
+_WHERE: dict[str, str] = {name: module for module, names in _MODULES.items() for name in names}
+
+__all__ = sorted(_WHERE)
 
 
-def __getattr__(name: str) -> object:
-    # The programmatic compile pulls in the compiler and writer; import it only when asked for, so that processes
-    # which only need definitions (tool handler children, the CLI's test path) start as fast as before.
-    if name in ("CompileScript", "build", "build_variant"):
-        from open_agent_compiler.compiler import script
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value  # later lookups are plain attribute reads
+    return value
 
-        return getattr(script, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_WHERE})

@@ -11,7 +11,10 @@ Differences from doit's own sqlite backend, each for a measured failure of it:
   FLUSH_SECONDS before stays saved (lost progress only makes tests re-run, never pass);
 - a failed task leaves a tombstone (`mark_failed`, called by our reporter) so `--explain` can say "last run
   failed"; doit's own `remove` (a failure, `doit forget`) deletes the row;
-- a corrupt file is moved aside with a warning and the run starts cold instead of crashing.
+- a corrupt file is moved aside with a warning and the run starts cold instead of crashing;
+- the test records batched in this process (`tasks.records`) are written before any row is committed, so a green
+  row never exists without its record, and a record that cannot be written ends the run (exit 2) with nothing
+  more committed.
 """
 
 import json
@@ -23,6 +26,7 @@ import time
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from open_agent_compiler.errors import OacError
 from open_agent_compiler.tasks.shared_session import OUTBOX_DDL, SharedSession, outbox_rows, session_for
 from open_agent_compiler.tasks.shared_store import Outcome
 from open_agent_compiler.tasks.state_paths import state_error
@@ -31,6 +35,24 @@ FAILED = "_failed_"
 BUSY_TIMEOUT_MS = 60_000
 FLUSH_SECONDS = 0.25
 VALUES = "_values_:"
+RECORDS = "open_agent_compiler.tasks.records"  # imported by a test run; a compile never batches records
+_owner_pid: int | None = None  # the process whose open backend writes the batched records before it commits
+
+
+def batches_records() -> bool:
+    """Whether a record appended in this process may wait in a batch: our backend is open here and writes the
+    batch before it commits anything."""
+    return _owner_pid == os.getpid()
+
+
+def _write_records() -> None:
+    records = sys.modules.get(RECORDS)
+    if records is None:
+        return
+    try:
+        records.write_pending()
+    except OacError as exc:  # no record, no green: nothing is committed, the run ends with one line
+        raise records.ResultsLogLost(str(exc)) from None
 COLUMNS = ("green_key", "green_at", "imports", "checker", "deps", "ignored", "parts")
 
 
@@ -95,6 +117,11 @@ class OacStateDB:
             self._load()
         if self.shared is not None:
             self.attach_shared(self.shared)
+        global _owner_pid
+        _owner_pid = os.getpid()
+        records = sys.modules.get(RECORDS)
+        if records is not None:
+            records.start_batches()
 
     def attach_shared(self, session: SharedSession) -> None:
         """Mirror results to the run's shared state, and make the passes it proved on other machines under a
@@ -218,10 +245,17 @@ class OacStateDB:
         self._stop.set()
         if self._flusher is not None and self._flusher is not threading.current_thread():
             self._flusher.join()
-        self.flush()
-        self._conn.close()
-        if self.shared is not None:
-            self.shared.close()
+        global _owner_pid
+        try:
+            self.flush()
+            if _owner_pid == os.getpid():
+                _write_records()  # (nothing was dirty: the records still go out before the run ends)
+        finally:
+            if _owner_pid == os.getpid():
+                _owner_pid = None
+            self._conn.close()
+            if self.shared is not None:
+                self.shared.close()
 
     # ours ---------------------------------------------------------------------------------------------------
     def mark_failed(self, task_id: str, key: str | None = None, at: str = "",
@@ -260,7 +294,10 @@ class OacStateDB:
 
     def _flush_periodically(self) -> None:
         while not self._stop.wait(FLUSH_SECONDS):
-            self.flush()
+            try:
+                self.flush()
+            except SystemExit:  # a lost record batch: the next record (or the final flush) ends the run
+                return
 
     def flush(self) -> None:
         self._flush_local()
@@ -284,6 +321,7 @@ class OacStateDB:
                 rows.append((task_id, data, *summary, parts))
             self._dirty = set()
             outbox, self._outbox = outbox_rows(self._outbox), []
+            _write_records()  # every row above was set after its record was batched: the records go first
 
             def work(conn: sqlite3.Connection) -> None:
                 conn.executemany("insert or replace into doit (task_id, task_data, " + ", ".join(COLUMNS)
@@ -292,6 +330,10 @@ class OacStateDB:
                 conn.executemany("insert into shared_outbox (task_id, key, status, finished_at, imports, duration_s)"
                                  " values (?, ?, ?, ?, ?, ?)", outbox)
             self._write(work)
+            # Committed: a done task's row is read back from the file if anything asks again (cold peak RSS:
+            # 5,000 rows with their key parts were held until the end of the run).
+            for task_id, *_ in (*rows, *gone):
+                self._cache.pop(task_id, None)
 
     def _write(self, work: Any) -> None:
         try:

@@ -132,6 +132,10 @@ class Keyer:
         self.discovered[test_id] = discovered
         self._parts.pop(test_id, None)
 
+    def forget_parts(self, test_id: str) -> None:
+        """The test is recorded and saved: let its parts go (asked again, they are computed again, the same)."""
+        self._parts.pop(test_id, None)
+
     def parts_of(self, test_id: str) -> KeyParts:
         parts = self._parts.get(test_id)
         if parts is None:

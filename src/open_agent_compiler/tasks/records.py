@@ -1,19 +1,30 @@
 """A test's JSONL record: built from its outcome and appended by the process that ran it, before the test's green
-state can be saved (doit saves it after the action returns), so a pass never exists without its record."""
+state can be saved (doit saves it after the action returns), so a pass never exists without its record.
+
+In the process whose doit backend is ours (`tasks.backend`), a record is serialised once and kept in a batch that
+is written with one locked `write`: when the batch is full, and by the backend before it commits any row
+(`write_pending`), so a green row is never committed before its record is written. Elsewhere (a `-n` worker, a
+dodo.py on another backend) each record is written at once, as before."""
 
 import os
+import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pydantic_core import PydanticSerializationError
 
-from open_agent_compiler.errors import OacError
+from open_agent_compiler.errors import OacError, ResultsError
+from open_agent_compiler.tasks import backend
 from open_agent_compiler.testing.results import ResultsLog, TestOutcome, TestRecord
 
 if TYPE_CHECKING:
     from open_agent_compiler.tasks.graph import TestPlan
 
 _LOGS: dict[tuple[int, str], ResultsLog] = {}  # (pid, path) → log: a forked worker opens its own descriptor
+BATCH_LINES = 500  # a batch is written when it holds this many records (and at every backend flush)
+_PENDING: dict[tuple[int, str], list[bytes]] = {}  # (pid, path) → serialised records not written yet
+_PENDING_LOCK = threading.Lock()  # doit's thread adds, the backend's flush timer writes; also keeps their order
+_lost: list[str] = []  # the error that lost a batch: no later record is accepted, no later row committed
 
 
 def _log(path: Path) -> ResultsLog:
@@ -24,10 +35,37 @@ def _log(path: Path) -> ResultsLog:
     return log
 
 
+def start_batches() -> None:
+    """A backend of ours opened in this process: a new run, no batch lost yet."""
+    with _PENDING_LOCK:
+        _lost.clear()
+
+
+def write_pending() -> None:
+    """Write every batched record of this process (the backend calls this before it commits rows). Raises
+    ResultsError once a batch could not be written, then and on every later call."""
+    with _PENDING_LOCK:
+        if _lost:
+            raise ResultsError(_lost[0])
+        pid = os.getpid()
+        for key in [key for key in _PENDING if key[0] == pid]:
+            lines = _PENDING.pop(key)
+            try:
+                _log(Path(key[1])).write_lines(lines)
+            except ResultsError as exc:
+                _lost.append(str(exc))
+                raise
+
+
 def close_logs() -> None:
-    for log in _LOGS.values():
-        log.close()
-    _LOGS.clear()
+    try:
+        write_pending()
+    except ResultsError as exc:  # (the backend's flush at the end of the run met it first)
+        raise ResultsLogLost(str(exc)) from None
+    finally:
+        for log in _LOGS.values():
+            log.close()
+        _LOGS.clear()
 
 
 def _escaped(value: Any) -> Any:
@@ -65,8 +103,21 @@ class ResultsLogLost(SystemExit):
 
 
 def append_record(plan: "TestPlan", record: TestRecord) -> None:
-    log = _log(plan.results_path)
+    """Serialise `record` once and append it: batched where our backend writes the batch before any commit, at
+    once elsewhere. Raises ResultsError when it (or an earlier batch) cannot be written."""
     try:
-        log.append(record)
+        line = (record.model_dump_json() + "\n").encode()
     except PydanticSerializationError:  # e.g. a lone surrogate in a handler's output: keep it, escaped
-        log.append(TestRecord.model_construct(**_escaped(dict(record))))
+        line = (TestRecord.model_construct(**_escaped(dict(record))).model_dump_json() + "\n").encode()
+    if not backend.batches_records():
+        _log(plan.results_path).write_lines([line])
+        return
+    key = (os.getpid(), str(plan.results_path))
+    with _PENDING_LOCK:
+        if _lost:
+            raise ResultsError(_lost[0])
+        pending = _PENDING.setdefault(key, [])
+        pending.append(line)
+        full = len(pending) >= BATCH_LINES
+    if full:
+        write_pending()

@@ -221,6 +221,10 @@ class OacReporter:
         if info:
             outcome = task.meta.pop("oac_outcome")  # recorded below; not kept for the rest of the run
             self._finish_test(task, *info, outcome, task.meta.get("oac_finished") or now_iso())
+            # doit saved them (the backend holds that dict until its next flush commits it, then lets it go)
+            task.values = {}
+            if task.name not in info[0].repeat_of:  # recorded and saved: its key parts are not asked for again
+                info[0].keyer.forget_parts(info[1])
 
     def add_failure(self, task: Any, exception: Any) -> None:
         info = self._test_info(task)

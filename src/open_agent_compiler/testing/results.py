@@ -1,4 +1,4 @@
-"""Test results: the record shape, and the append-only JSONL log (one locked write per line)."""
+"""Test results: the record shape, and the append-only JSONL log (one locked write per batch of lines)."""
 
 import fcntl
 import json
@@ -84,7 +84,7 @@ class TestRecord(BaseModel):
 
 
 class ResultsLog:
-    """Appends records to a JSONL file: O_APPEND, one `write` per line, under an exclusive flock."""
+    """Appends records to a JSONL file: O_APPEND, one `write` per batch of whole lines, under an exclusive flock."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -101,7 +101,11 @@ class ResultsLog:
         return self._fd
 
     def append(self, record: TestRecord) -> None:
-        line = (record.model_dump_json() + "\n").encode()
+        self.write_lines([(record.model_dump_json() + "\n").encode()])
+
+    def write_lines(self, lines: list[bytes]) -> None:
+        """Append serialised records (each ending in a newline) with one write under the lock."""
+        line = b"".join(lines)
         fd = self._open()
         fcntl.flock(fd, fcntl.LOCK_EX)
         try:
