@@ -91,11 +91,13 @@ class ClaudeDialect(FileDialect):
 
     def feature_warnings(self, agent: ResolvedAgent) -> list[str]:
         # dontAsk never asks: an `ask` rule refuses its command, in `claude -p` and interactively alike.
+        warnings = super().feature_warnings(agent)  # MCP servers that cannot be connected
         asks = [pattern for pattern, action in agent_grants(agent).bash if action == "ask"]
-        if not asks:
-            return []
-        return [f"{self.name}: agent {agent.compiled_name!r}: runs with permissionMode: {PERMISSION_MODE}, which "
-                f"refuses every command an ask rule covers instead of asking: {', '.join(map(repr, asks))}"]
+        if asks:
+            warnings.append(f"{self.name}: agent {agent.compiled_name!r}: runs with permissionMode: {PERMISSION_MODE},"
+                            f" which refuses every command an ask rule covers instead of asking: "
+                            f"{', '.join(map(repr, asks))}")
+        return warnings
 
     def render_agent(self, plan: AgentPlan) -> bytes:
         agent, grants = plan.agent, plan.grants
