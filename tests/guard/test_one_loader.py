@@ -16,6 +16,8 @@ OWN_MODULES_ONLY = {
     "testing/invokers/harness/__init__.py": "imports the built-in harness session classes (open_agent_compiler.*)",
     "cli/__init__.py": "imports a command's module when it runs (cli.COMMANDS, open_agent_compiler.cli.*)",
     "tasks/__init__.py": "imports its own submodules on first use of a name (open_agent_compiler.tasks.*)",
+    "__init__.py": "imports the module of a public name on first use (open_agent_compiler.*)",
+    "testing/__init__.py": "imports its own submodules on first use of a name (open_agent_compiler.testing.*)",
 }
 
 
@@ -37,8 +39,9 @@ def test_the_allowed_own_module_import_only_names_this_package() -> None:
     text = (SRC / "testing/invokers/harness/__init__.py").read_text()
     assert re.findall(r"import_module\((.*?)\)", text) == ['f"{__name__}.{module}"']
     assert re.findall(r"import_module\((.*?)\)", (SRC / "cli/__init__.py").read_text()) == ["module"]
-    assert re.findall(r"import_module\((.*?)\)", (SRC / "tasks/__init__.py").read_text()) == [
-        'f"{__name__}.{_EXPORTS[name]}"']
+    for lazy in ("tasks/__init__.py", "testing/__init__.py"):
+        assert re.findall(r"import_module\((.*?)\)", (SRC / lazy).read_text()) == ['f"{__name__}.{_EXPORTS[name]}"']
+    assert re.findall(r"import_module\((.*?)\)", (SRC / "__init__.py").read_text()) == ['f"{__name__}.{module}"']
     assert all(module.startswith("open_agent_compiler.cli.") for module, _ in COMMANDS.values())
 
 
