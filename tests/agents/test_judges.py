@@ -46,6 +46,21 @@ def test_older_verdict_objects_still_work_and_no_judge_skips() -> None:
 
 
 @contextmanager
+def serving(handler: type) -> Iterator[str]:
+    """A loopback HTTP server for `handler` while the block runs; yields its /v1 base URL."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+
+
+@contextmanager
 def chat_server(answer: object, status: int = 200) -> Iterator[tuple[str, list[dict]]]:
     seen: list[dict] = []
 
@@ -62,15 +77,8 @@ def chat_server(answer: object, status: int = 200) -> Iterator[tuple[str, list[d
             self.end_headers()
             self.wfile.write(body)
 
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/v1", seen
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
+    with serving(Handler) as url:
+        yield url, seen
 
 
 def test_http_judge_asks_an_openai_compatible_endpoint() -> None:
@@ -128,16 +136,8 @@ def raw_server(respond) -> Iterator[tuple[str, list[dict]]]:
             self.rfile.read(int(self.headers["content-length"]))
             respond(self)
 
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/v1", seen
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
+    with serving(Handler) as url:
+        yield url, seen
 
 
 def test_http_judge_never_follows_a_redirect_nor_carries_its_key_there() -> None:
