@@ -62,3 +62,18 @@ def test_two_projects_with_one_script_module_name_in_one_process(tmp_path: Path)
         (tmp_path / name / "agents_scripts.py").write_text(f"SCRIPTS = {{{name!r}: 1}}\n")
     assert load_attribute("agents_scripts:SCRIPTS", tmp_path / "one", "s")[0] == {"one": 1}
     assert load_attribute("agents_scripts:SCRIPTS", tmp_path / "two", "s")[0] == {"two": 1}
+
+
+def test_pi_without_its_subagents_extension_names_the_status_file_and_the_binary(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from open_agent_compiler.testing.invokers.harness.base import HarnessBinary
+    from open_agent_compiler.testing.invokers.harness.pi import PiSession
+    from open_agent_compiler.testing.invokers.protocol import InvokerError
+
+    monkeypatch.setenv("HARNESS_DIR", str(tmp_path))
+    bare = HarnessBinary(name="pi", argv=("/usr/local/bin/pi",))
+    with pytest.raises(InvokerError) as raised:
+        PiSession(bare, None, None, None, None, [])  # type: ignore[arg-type]  # refused before any of them is used
+    message = str(raised.value)
+    assert f"{tmp_path}/status.json" in message and "/usr/local/bin/pi" in message
+    assert ".ci/install-harnesses" in message and "\n" not in message

@@ -7,7 +7,8 @@ import json
 from typing import Any
 
 from open_agent_compiler.testing.invokers.harness.base import (HarnessBinary, ModelEndpoint, Scratch, delegation,
-                                                               json_events, provider_and_model, run_turn, turn_failed)
+                                                               harness_dir, json_events, provider_and_model, run_turn,
+                                                               turn_failed)
 from open_agent_compiler.testing.invokers.model_server import ScriptedModelServer
 from open_agent_compiler.testing.invokers.protocol import CompiledAgent, Deadline, InvokerError, SubagentCall, TurnResult
 
@@ -49,7 +50,9 @@ class PiSession:
     def __init__(self, binary: HarnessBinary, agent: CompiledAgent, server: ScriptedModelServer, scratch: Scratch,
                  deadline: Deadline, started: list[int], endpoint: ModelEndpoint | None = None) -> None:
         if not binary.extension:
-            raise InvokerError("pi: the @tintinweb/pi-subagents extension was not found (HARNESS_DIR status.json)")
+            raise InvokerError(f"pi: the @tintinweb/pi-subagents extension its compiled agents need is not recorded "
+                               f"in {harness_dir() / 'status.json'} (pi was found as {binary.argv[-1]}): run "
+                               ".ci/install-harnesses, or set HARNESS_DIR to where it installed pi")
         self.binary, self.agent, self.server, self.scratch = binary, agent, server, scratch
         self.deadline, self.started = deadline, started
         self.turns = 0
