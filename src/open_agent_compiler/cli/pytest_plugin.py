@@ -114,7 +114,6 @@ class OacPlugin:
         assert self.plan is not None
         if self.run is None:
             self.reporter = OacReporter(io.StringIO())
-            self.reporter.keep_plans = True
             try:
                 self.run = SteppedRun(self.plan, self.reporter)
             except OacError as exc:
