@@ -1,7 +1,11 @@
 """`--repeat N` and flakiness: a handler that fails one time in three (a counter file, no randomness)."""
 
 import json
+import sqlite3
+import subprocess
+import sys
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
 from engine_project import ONE_AGENT, Project
 
@@ -103,3 +107,42 @@ def test_repeat_of_a_steady_failure_is_a_failure_not_flaky(tmp_path) -> None:
     verdict = [r for r in proj.records() if r["repeats"]][0]
     assert verdict["flaky"] is False and verdict["repeats"]["pass_rate"] == 0.0
     assert json.dumps(verdict["repeats"]["pass_at_k"]) == '{"1": 0.0, "2": 0.0}'
+
+
+def doit_test(proj: Project, table: str) -> subprocess.CompletedProcess[str]:
+    """`doit test` from a user's dodo.py, the repeats set in [tool.oac]."""
+    proj.write("dodo.py", "from open_agent_compiler.tasks import DOIT_CONFIG, task_test  # noqa: F401\n")
+    proj.write("pyproject.toml", f'[tool.oac]\nfactory = "agents:registry"\nconfig = "prod"\n{table}')
+    return subprocess.run([str(Path(sys.executable).with_name("doit")), "test"], cwd=proj.root,
+                          capture_output=True, text=True, timeout=120)
+
+
+def saved_tasks(proj: Project) -> dict[str, dict]:
+    """task id → what the state holds for it: doit's saved success (`_values_:` …) or our failure mark."""
+    return {row[0]: json.loads(row[1]) for row in sqlite3.connect(proj.root / ".oac" / "doit-state.sqlite3").execute(
+        "select task_id, task_data from doit")}
+
+
+def test_a_failing_repeat_is_a_failed_doit_task_so_doit_test_fails_and_saves_nothing(tmp_path) -> None:
+    proj = project(tmp_path)
+    proj.edit("counter.py", "calls % 3 != 0", "False")  # every run of 'sometimes' fails
+    done = doit_test(proj, "repeat = 2\n")
+    assert done.returncode == 2, done.stdout + done.stderr  # doit: a task of the `test` group failed
+    assert "discovered=2 passed=1 failed=1" in done.stdout
+    saved = saved_tasks(proj)
+    for i in (1, 2):  # passing repeats: doit saved their success (and no key: a repeat proves nothing green)
+        assert "_values_:" in saved[f"test:prod:tool:steady::always@r{i}"]
+        assert saved[f"test:prod:tool:flaky::sometimes@r{i}"] == {"_failed_": True}  # failed: no success saved
+    # a flaky test (one run of three fails) fails the doit run too, --flaky-as fail being the default
+    flaky = project(tmp_path / "flaky")
+    done = doit_test(flaky, "repeat = 3\n")
+    assert done.returncode == 2 and "flaky=1" in done.stdout, done.stdout + done.stderr
+    saved = saved_tasks(flaky)
+    assert saved["test:prod:tool:flaky::sometimes@r3"] == {"_failed_": True}  # the third call failed
+    assert "_values_:" in saved["test:prod:tool:flaky::sometimes@r2"]
+    # flaky-as = "pass" fails nothing in the summary, but the failing run stays a failed doit task (doit saves
+    # no success for it), so doit's own exit code stays non-zero (docs/testing.md, exit codes)
+    tolerant = project(tmp_path / "tolerant")
+    done = doit_test(tolerant, 'repeat = 3\nflaky_as = "pass"\n')
+    assert "passed=1 failed=0 skipped=0 not_runnable=0 flaky=1" in done.stdout and "Failures:" not in done.stdout
+    assert done.returncode == 2 and saved_tasks(tolerant)["test:prod:tool:flaky::sometimes@r3"] == {"_failed_": True}

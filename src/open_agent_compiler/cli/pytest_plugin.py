@@ -1,12 +1,13 @@
 """The pytest plugin proper: every embedded test of one config is a pytest item whose node id is its stable test
-id, run by the same doit graph as `oac test` (one doit run of that test's task per item, through `tasks.run`'s
-loader and our reporter), with the same keys, green state and JSONL records.
+id, run by the same doit graph as `oac test`, with the same keys, green state and JSONL records. A pytest session
+(each xdist worker its own) plans once and opens one doit run (`tasks.stepped`: `tasks.run`'s loader, backend and
+our reporter); each item is one step of it, running that test's task; the session's end ends the doit run.
 
 - a green test (doit finds it up to date) is a pytest skip: `green: key unchanged since <time>`;
 - pass → pass; fail → failure showing the lines `oac test -v` prints; not_runnable and tests whose evaluators
   all skipped → skip with the reason (`--strict` in `[tool.oac]` makes them failures, as in `oac test`);
 - tags are markers (`-m`), the test id is the item's name (`-k`), so `--lf`, `-x`, `--junitxml`, `-n` (xdist:
-  each worker plans once and runs its items) and IDE panes work as for any test.
+  each worker plans once, opens one doit run and runs the items it is given) and IDE panes work as for any test.
 
 Bad input (an unknown config, a factory that does not load) is a pytest usage error (exit 4), one line.
 """
@@ -18,9 +19,9 @@ from typing import Any
 import pytest
 
 from open_agent_compiler.errors import OacError
-from open_agent_compiler.tasks.graph import COMPILE_GROUP, TestPlan, retire
+from open_agent_compiler.tasks.graph import TestPlan, retire
 from open_agent_compiler.tasks.reporter import OacReporter
-from open_agent_compiler.tasks.run import run_selected
+from open_agent_compiler.tasks.stepped import SteppedRun
 from open_agent_compiler.tasks.settings import build_options
 
 GREEN = "green: key unchanged since {}"
@@ -59,6 +60,8 @@ class OacPlugin:
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
         self.plan: TestPlan | None = None
+        self.run: SteppedRun | None = None  # opened by the first item that runs, ended with the session
+        self.reporter: OacReporter | None = None
 
     def _options(self) -> Any:
         given = {"factory": self.config.getoption("oac") or None, "config": self.config.getoption("oac_config"),
@@ -97,24 +100,35 @@ class OacPlugin:
         return items
 
     def pytest_sessionfinish(self) -> None:
-        if self.plan is not None:
-            retire(self.plan.run_id)
+        try:
+            if self.run is not None and self.reporter is not None:
+                self.reporter.out = io.StringIO()  # its summary is pytest's to print
+                self.run.finish()  # doit saves the state and closes it (also after -x or Ctrl-C)
+        finally:
+            if self.plan is not None:
+                retire(self.plan.run_id)
 
     def run_one(self, test_id: str) -> tuple[str, str, list[str]]:
-        """(status, message, the lines `oac test -v` prints for it) of one test, run by doit."""
+        """(status, message, the lines `oac test -v` prints for it) of one test, run by doit as one step of the
+        session's doit run."""
         assert self.plan is not None
-        out = io.StringIO()
-        reporter = OacReporter(out)
-        reporter.keep_plans = True
-        name = self.plan.names[test_id]
-        run_selected(self.plan, reporter, [name], keep=lambda task: task == name or
-                     task.startswith(COMPILE_GROUP))
+        if self.run is None:
+            self.reporter = OacReporter(io.StringIO())
+            try:
+                self.run = SteppedRun(self.plan, self.reporter)
+            except OacError as exc:
+                raise pytest.UsageError(f"oac: {' '.join(str(exc).split())}") from None
+        reporter = self.reporter
+        assert reporter is not None
+        out = reporter.out = io.StringIO()
+        tally = reporter.tally
+        rows, errors = len(tally.rows), len(tally.errors)
+        self.run.step(self.plan.names[test_id])
         lines = [line for line in out.getvalue().splitlines()
                  if line.startswith("  ") and not line.startswith("  - ")]
-        tally = reporter.tally
-        if not tally.rows:
-            return "fail", "; ".join(tally.errors) or "not run", lines
-        _, _, status, _, message = tally.rows[0]
+        if len(tally.rows) == rows:
+            return "fail", "; ".join(tally.errors[errors:]) or "not run", lines
+        _, _, status, _, message = tally.rows[rows]
         if status == "skipped" and message.startswith("matches green run from "):
             return "green", message.removeprefix("matches green run from "), lines
         return status, message, lines

@@ -6,12 +6,15 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import doit.cmd_run
 from doit.exceptions import TaskFailed
+from doit.runner import MRunner, Runner
 
 from open_agent_compiler.errors import NothingSelected, OacError
 from open_agent_compiler.tasks.file_checker import OacFileChecker
 from open_agent_compiler.tasks.gc_tuning import RUN_THRESHOLDS
-from open_agent_compiler.tasks.graph import TestPlan
+from open_agent_compiler.tasks.graph import TEST_GROUP, TestPlan
+from open_agent_compiler.tasks.parallel import StopWhenTold
 from open_agent_compiler.testing import zygote
 from open_agent_compiler.tasks.reporter import OacReporter
 from open_agent_compiler.tasks.settings import STATE_DB, STATE_DIR, build_options
@@ -40,7 +43,55 @@ def task_test() -> Iterator[dict[str, Any]]:
     except OacError as exc:
         print(f"oac: {exc}", file=sys.stderr)
         raise SystemExit(2) from None
-    yield from plan.task_dicts()
+    _stop_at_maxfail()
+    for task in plan.task_dicts():
+        if task.name == TEST_GROUP:  # `doit test -x` / `doit test --maxfail N`: the group's own parameters
+            task.params = STOP_PARAMS
+        yield task
+
+
+STOP_PARAMS = (
+    {"name": "exitfirst", "short": "x", "long": "exitfirst", "type": bool, "default": False,
+     "help": "stop after the first failing test (as maxfail = 1)"},
+    {"name": "maxfail", "long": "maxfail", "type": int, "default": 0,
+     "help": "stop after N failing tests (0: never; default: maxfail in [tool.oac])"},
+)
+
+
+class _StopsAtMaxfail(StopWhenTold):
+    """doit's runner that stops dispatching once the reporter's tally reached maxfail: from `doit test -x` /
+    `--maxfail N`, else `maxfail` of [tool.oac] (the reporter read it from the plan). Tests already running
+    finish and are reported, as under `oac test`."""
+
+    def run_tasks(self, task_dispatcher: Any) -> None:
+        reporter = self.reporter
+        tally = getattr(reporter, "tally", None)
+        if tally is not None:
+            group = task_dispatcher.tasks.get(TEST_GROUP)
+            given = (group.options or {}) if group is not None else {}
+            asked = 1 if given.get("exitfirst") else int(given.get("maxfail") or 0)
+            if asked:
+                tally.maxfail = asked
+            reporter.stoppable = True  # this runner does stop: the reporter may say so
+        super().run_tasks(task_dispatcher)  # type: ignore[misc]
+
+
+class _StoppingRunner(_StopsAtMaxfail, Runner):
+    pass
+
+
+class _StoppingMRunner(_StopsAtMaxfail, MRunner):
+    pass
+
+
+def _stop_at_maxfail() -> None:
+    """doit's `run` command takes its runners by name from `doit.cmd_run` when it runs the loaded tasks: for the
+    rest of this `doit` process, the same runners that also stop at maxfail (doit's own `--continue` switch can
+    only stop at the first failure of any task, and only from the config)."""
+    if not issubclass(doit.cmd_run.Runner, _StopsAtMaxfail):
+        doit.cmd_run.Runner = _StoppingRunner  # type: ignore[misc]
+    if not issubclass(doit.cmd_run.MRunner, _StopsAtMaxfail):
+        doit.cmd_run.MRunner = _StoppingMRunner  # type: ignore[misc]
 
 
 def _nothing_to_test(message: str) -> TaskFailed:

@@ -58,15 +58,6 @@ class PlanLoader(TaskLoader2):
         return generate_tasks(TEST_GROUP, tasks, "oac tests")
 
 
-def run_selected(plan: TestPlan, reporter: OacReporter, names: list[str], keep: Callable[[str], bool]) -> int:
-    """One doit run of the named tasks of `plan` (and what they depend on), e.g. one test for the pytest plugin:
-    the same loader, backend, file checker and reporter as `oac test`; doit's exit code."""
-    main = DoitMain(PlanLoader(plan, reporter, keep), config_filenames=(),
-                    extra_config={"BACKEND": {BACKEND_NAME: BACKEND_LOCATION}})
-    argv = ["run", "--continue", *(["--always-execute"] if plan.options.force else []), *names]
-    return int(main.run(argv))
-
-
 def run_tests(options: TestOptions, out: TextIO | None = None, *, process_ends: bool = False) -> int:
     """Run; return 0 (no failures), 1 (a test failed), 128 + signal (interrupted: see `tasks.signals`). Bad input
     raises OacError. `process_ends`: the caller exits right after (the CLI), so the GC settings are kept."""
