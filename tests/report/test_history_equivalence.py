@@ -150,3 +150,24 @@ def test_history_says_what_the_validated_records_say(tmp_path: Path) -> None:
     assert {t.test_id for t in history.flaky()} == {"flaky:tool:f", "flaky:tool:g", "rep:tool:r"}  # repeats: one key
     assert {t.test_id for t in history.failing()} == {t for t, seen in by_test.items() if seen[-1].status == "fail"}
     assert set(STATUSES) <= {r.status for r in records} and {r.test_kind for r in records} == set(KINDS)
+
+
+def test_a_line_torn_inside_its_evidence_is_skipped_or_read_without_a_traceback(tmp_path: Path) -> None:
+    """A crashed writer's line cut after `"evidence":` has every field the regex looks for: it must still go the
+    json way (skipped with a warning), and one cut right after a `}` (taken) must not break the view."""
+    records = [_record(0, 0, "x:tool:a", "pass", 0.1), _record(0, 1, "x:tool:b", "fail", 0.2)]
+    whole = [r.model_dump_json() for r in records]
+    cut = whole[1].index('"evidence":') + 30
+    torn = whole[1][:cut]
+    after_brace = whole[1][: whole[1].index("}]") + 1]
+    path = tmp_path / "h.jsonl"
+    path.write_text(f"{whole[0]}\n{torn}\n")
+    warnings: list[str] = []
+    history = load_history(path, warn=warnings.append)
+    assert warnings == [f"oac: warning: {path}:2: skipping a corrupt line"]
+    assert list(history.tests) == ["x:tool:a"] and history.records == 1
+    path.write_text(f"{whole[0]}\n{after_brace}\n")
+    history = load_history(path, warn=warnings.append)
+    test = history.tests["x:tool:b"]
+    assert (test.status, test.name, test.last, test.last_failure) == ("fail", "x:tool:b", {}, {})
+    assert summary(history)["failing"][0]["evidence"] == ""

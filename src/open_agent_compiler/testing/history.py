@@ -258,7 +258,12 @@ def _text(raw: bytes) -> str:
 
 
 def _decoded(raw: bytes) -> dict[str, Any]:
-    value = json.loads(raw)  # the scanner read this line: it is one JSON object
+    """The scanner read this line's summary fields; a line torn inside its evidence that still ends in `}` reads
+    as no more than those (never a traceback)."""
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return {}
     return value if isinstance(value, dict) else {}
 
 
