@@ -1,5 +1,6 @@
 """The test history read back from the JSONL results log: runs, per-test timelines, failing, flaky and slow tests,
-and the time green skipping saved. Pure data over `read_records`; `oac results` and `oac report` show it.
+and the time green skipping saved. Pure data over the log as `history_scan` reads it; `oac results` and
+`oac report` show it.
 
 What the records can and cannot tell (they are written only for tests that ran):
 - a *run* is the set of records sharing a `run_id`, in the order the log holds them;
@@ -7,6 +8,8 @@ What the records can and cannot tell (they are written only for tests that ran):
   record of it. A run narrowed with --filter/--kind therefore counts the tests it left out as skipped: the saved
   time is an upper bound for such runs, exact for full runs;
 - *flaky*: the same test passed and failed under the same key (`composite_hash`): nothing it reads changed.
+- a test's status and duration are those of its latest record as the scanner reads them: another writer's status
+  outside the four counts as pass or fail by its `passed` field, in the run's counts and in the test's status alike.
 """
 
 import json
