@@ -3,6 +3,9 @@ hold that reading to the meaning of the records: the fast path and the json path
 give what the fully validated records (`TestRecord`) say by the definitions of `testing.history`."""
 
 import json
+import os
+import subprocess
+import sys
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -38,7 +41,8 @@ def _record(run: int, index: int, test: str, status: str, duration: float, **ext
 def _records(interleaved: bool) -> list[TestRecord]:
     """Six runs over twelve tests: every status and kind, a flaky test (pass and fail under one key), a repeat
     series with its summary record, names and evidence with quotes, backslashes, newlines and non-ASCII, tests
-    left out of runs (skipped green), a test flaky under an older key. `interleaved`: runs 2 and 3 write their records alternately."""
+    left out of runs (skipped green), a test flaky under an older key. `interleaved`: runs 2 and 3 write their
+    records alternately."""
     tests = [f"agent{n % 3}:{KINDS[n % 3]}:t{n}" for n in range(10)] + ['odd:tool:"quoted"\\name', "é:tool:ünï"]
     out: list[TestRecord] = []
     for run in range(6):
@@ -171,3 +175,34 @@ def test_a_line_torn_inside_its_evidence_is_skipped_or_read_without_a_traceback(
     test = history.tests["x:tool:b"]
     assert (test.status, test.name, test.last, test.last_failure) == ("fail", "x:tool:b", {}, {})
     assert summary(history)["failing"][0]["evidence"] == ""
+
+
+def test_oac_show_finds_what_the_validated_records_say(tmp_path: Path) -> None:
+    """`oac show` scans the log the same way and decodes only the asked test's lines: its answer is the last
+    validated record of that test and config that is not one of a repeat series, whichever path its line took."""
+    records = _records(interleaved=False) + [_record(6, 40, "agent1:capability:t1", "pass", 0.4, config="staging"),
+                                             _record(6, 41, "agent2:agent:t2", "fail", 0.1, repeat=1)]
+    path = _write(tmp_path / "h.jsonl", records, fast=True)
+    torn = records[-2].model_dump_json()
+    path.write_text(path.read_text() + torn[: torn.index("}]") + 1] + "\n")  # that test's line, torn: not its last
+    oac = str(Path(sys.executable).with_name("oac"))
+
+    def show(test_id: str, *extra: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([oac, "show", test_id, "--results", str(path), "--format", "json", *extra],
+                              cwd=tmp_path, capture_output=True, text=True, timeout=60, env={**os.environ})
+
+    lines = len(path.read_text().splitlines())
+    for test_id, config in (("agent1:capability:t1", None), ("agent1:capability:t1", "prod"),
+                            ('odd:tool:"quoted"\\name', None), ("é:tool:ünï", None), ("rep:tool:r", None),
+                            ("agent2:agent:t2", None)):
+        done = show(test_id, *(("--config", config) if config else ()))
+        assert done.returncode == 0, done.stderr
+        want = [r for r in records if r.test_id == test_id and config in (None, r.config) and not r.repeat][-1]
+        assert json.loads(done.stdout)["record"] == want.model_dump(), test_id
+        assert done.stderr.splitlines() == [f"oac: warning: {path}:6: skipping a corrupt line",
+                                            f"oac: warning: {path}:7: skipping a line that is not a JSON object"] + (
+            [f"oac: warning: {path}:{lines}: skipping a corrupt line"] if test_id == "agent1:capability:t1" else [])
+    missing = show("agent1:capability:t11")
+    assert missing.returncode == 2 and "Traceback" not in missing.stderr
+    assert missing.stderr.splitlines()[-1].startswith("oac: no record of test 'agent1:capability:t11' in ")
+    assert "did you mean 'agent1:capability:t1'" in missing.stderr

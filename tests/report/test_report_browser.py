@@ -96,7 +96,8 @@ def test_report_in_headless_chromium(tmp_path: Path) -> None:
         cells = "Array.from(document.querySelectorAll('#tests tbody td')).map(function(c){return c.textContent})"
         assert not [cell for cell in browser.evaluate(cells) if "undefined" in cell]  # fields left out when unset
         assert browser.evaluate("document.querySelectorAll('#tests .flaky').length") == 1
-        browser.evaluate("var f=document.getElementById('filter');f.value='undefined';f.dispatchEvent(new Event('input'))")
+        browser.evaluate("var f=document.getElementById('filter');f.value='undefined';"
+                         "f.dispatchEvent(new Event('input'))")
         assert browser.evaluate("document.getElementById('shown').textContent") == "0 of 9 tests"
         browser.evaluate("var f=document.getElementById('filter');f.value='';f.dispatchEvent(new Event('input'))")
 
