@@ -93,6 +93,13 @@ def test_report_in_headless_chromium(tmp_path: Path) -> None:
         assert browser.evaluate("document.querySelectorAll('script').length") == 2
         assert browser.evaluate("document.querySelector('.flaky') !== null")
         assert browser.evaluate("document.getElementById('shown').textContent") == "9 of 9 tests"
+        cells = "Array.from(document.querySelectorAll('#tests tbody td')).map(function(c){return c.textContent})"
+        assert not [cell for cell in browser.evaluate(cells) if "undefined" in cell]  # fields left out when unset
+        assert browser.evaluate("document.querySelectorAll('#tests .flaky').length") == 1
+        browser.evaluate("var f=document.getElementById('filter');f.value='undefined';"
+                         "f.dispatchEvent(new Event('input'))")
+        assert browser.evaluate("document.getElementById('shown').textContent") == "0 of 9 tests"
+        browser.evaluate("var f=document.getElementById('filter');f.value='';f.dispatchEvent(new Event('input'))")
 
         browser.type_into("#filter", "real")  # typed key by key into the filter box
         assert sorted(browser.evaluate(names)) == ["lint-py-real", "summarise-real"]

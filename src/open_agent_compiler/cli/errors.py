@@ -7,7 +7,6 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from open_agent_compiler.errors import OacError
-from open_agent_compiler.tasks.state_paths import describe, state_error
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -25,6 +24,9 @@ def one_line_errors(func: F) -> F:
             print(f"oac: text that is not valid Unicode (a lone surrogate) near {snippet!r}", file=sys.stderr)
             sys.exit(2)
         except (OSError, sqlite3.Error) as exc:  # the environment (a full disk, a path oac cannot use): name it
+            # imported here: state_paths imports doit (~0.1 s), which `oac results`/`report` never need
+            from open_agent_compiler.tasks.state_paths import describe, state_error
+
             named = getattr(exc, "filename", None) or getattr(exc, "filename2", None)
             text = str(state_error(named, exc)) if named else f"{type(exc).__name__}: {describe(exc)}"
             print(f"oac: {text}", file=sys.stderr)

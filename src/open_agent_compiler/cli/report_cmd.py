@@ -8,10 +8,7 @@ import click
 from open_agent_compiler import fsio
 from open_agent_compiler.cli.errors import one_line_errors
 from open_agent_compiler.cli.results_cmd import read_history
-from open_agent_compiler.tasks.settings import STATE_DIR, find_project
 from open_agent_compiler.testing.report_html import render
-
-DEFAULT_REPORT = Path(STATE_DIR) / "report.html"
 
 
 @click.command("report")
@@ -25,7 +22,9 @@ def report_command(output: Path | None, results: Path | None, since: str | None)
     """Write the test history as one self-contained HTML page: no network, inline CSS, JS and SVG charts."""
     history = read_history(results, since)
     if output is None:
-        output = find_project(Path.cwd()).root / DEFAULT_REPORT
+        from open_agent_compiler.tasks.settings import STATE_DIR, find_project  # pydantic: only when needed
+
+        output = find_project(Path.cwd()).root / STATE_DIR / "report.html"
     absolute = Path(os.path.abspath(output))
     data = render(history).encode("utf-8")
     fsio.write_file(fsio.trusted_root(absolute), str(absolute), data, show=str(output))

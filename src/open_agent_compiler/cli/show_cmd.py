@@ -13,11 +13,35 @@ from open_agent_compiler.tasks.backend import saved_parts
 from open_agent_compiler.tasks.graph import TEST_GROUP, task_name
 from open_agent_compiler.tasks.settings import STATE_DB, STATE_DIR, find_project
 from open_agent_compiler.testing.discovery import closest
-from open_agent_compiler.testing.results import read_records
+from open_agent_compiler.testing.history_scan import read_log, scan
 
 _FIELDS = ("status", "test_kind", "target_name", "config", "dialect", "variant", "mock_profile", "model", "invoker",
            "score", "duration_s", "timestamp", "run_id", "skip_reason", "repeat", "repeats", "flaky")
 _KEYS = ("composite_hash", "agent_state_hash", "mock_set_hash")
+
+
+def _quiet(message: str) -> None:
+    """The second pass (names for the suggestion) already warned in the first."""
+
+
+def _last_record(path: Path, test_id: str, config: str | None) -> dict[str, Any] | None:
+    """The last record of `test_id` (of `config`, not one of a `--repeat` series): the log is scanned as `oac results`
+    scans it, and only that test's lines are decoded. A corrupt line is skipped with the warning naming file:line."""
+    data = read_log(path)
+    wanted = test_id.encode("utf-8", "surrogatepass")
+    last: dict[str, Any] | None = None
+    for _, _, found, _, _, _, start, end in scan(data, path):
+        if found != wanted:
+            continue
+        try:
+            record = json.loads(data[start:end])
+        except ValueError:  # torn inside its evidence yet ending in "}": the scanner's fields only, not a record
+            line = data.count(b"\n", 0, start) + 1
+            print(f"oac: warning: {path}:{line}: skipping a corrupt line", file=sys.stderr)
+            continue
+        if (config is None or record.get("config") == config) and not record.get("repeat"):
+            last = record
+    return last
 
 
 @click.command("show")
@@ -32,14 +56,9 @@ def show_command(test_id: str, results: Path | None, config: str | None, format_
     project = find_project(Path.cwd())
     path = results or Path(project.values.get("results") or Path(STATE_DIR) / "test_results.jsonl")
     path = path if path.is_absolute() else (Path.cwd() if results else project.root) / path
-    last: dict[str, Any] | None = None
-    seen: set[str] = set()
-    for record in read_records(path):
-        seen.add(str(record.get("test_id")))
-        if record.get("test_id") == test_id and (config is None or record.get("config") == config) \
-                and not record.get("repeat"):
-            last = record
+    last = _last_record(path, test_id, config)
     if last is None:
+        seen = {found.decode("utf-8", "surrogatepass") for _, _, found, *_ in scan(read_log(path), path, _quiet)}
         raise OacError(f"no record of test {test_id!r} in {path}{closest(test_id, seen)}")
     parts = saved_parts(project.root / STATE_DIR / STATE_DB,
                         f"{TEST_GROUP}:{task_name(str(last.get('config')), test_id)}")

@@ -1,5 +1,6 @@
 """The test history read back from the JSONL results log: runs, per-test timelines, failing, flaky and slow tests,
-and the time green skipping saved. Pure data over `read_records`; `oac results` and `oac report` show it.
+and the time green skipping saved. Pure data over the log as `history_scan` reads it; `oac results` and
+`oac report` show it.
 
 What the records can and cannot tell (they are written only for tests that ran):
 - a *run* is the set of records sharing a `run_id`, in the order the log holds them;
@@ -7,19 +8,21 @@ What the records can and cannot tell (they are written only for tests that ran):
   record of it. A run narrowed with --filter/--kind therefore counts the tests it left out as skipped: the saved
   time is an upper bound for such runs, exact for full runs;
 - *flaky*: the same test passed and failed under the same key (`composite_hash`): nothing it reads changed.
+- a test's status and duration are those of its latest record as the scanner reads them: another writer's status
+  outside the four counts as pass or fail by its `passed` field, in the run's counts and in the test's status alike.
 """
 
 import json
 import re
-from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 from open_agent_compiler.errors import OacError
-from open_agent_compiler.testing.results import SlimRecord, scan_records
+from open_agent_compiler.testing.history_scan import Scanned, read_log, scan
 
 STATUSES = ("pass", "fail", "skipped", "not_runnable")
 _RELATIVE = re.compile(r"^(\d+)([dhm])$")
@@ -78,31 +81,75 @@ class Run:
 
 @dataclass
 class TestHistory:
+    """One test's timeline. Its latest record and latest failure are kept as their raw lines and decoded on first
+    use: `oac results` decodes only the tests it shows (the failing ones, the slowest), `oac report` every one."""
+
     __test__ = False
 
     test_id: str
-    name: str = ""
-    kind: str = ""
-    target: str = ""
-    invoker: str | None = None
     points: list[tuple[int, str, float]] = field(default_factory=list)  # (run index, status, duration)
-    keys: dict[str, set[str]] = field(default_factory=dict)  # composite_hash -> statuses seen under it
-    last: dict[str, Any] = field(default_factory=dict)  # the latest record
-    last_failure: dict[str, Any] | None = None  # the latest failing record
-    last_green_s: float | None = None  # duration of the latest passing record so far
+    point_keys: list[bytes | None] = field(default_factory=list)  # composite_hash of each point, UTF-8
+    fail_keys: list[bytes | None] = field(default_factory=list)  # composite_hash of each failing point
+    last_raw: bytes = b"{}"  # the latest record's line
+    failure_raw: bytes | None = None  # the latest failing record's line
+
+    @cached_property
+    def last(self) -> dict[str, Any]:
+        """The latest record."""
+        return _decoded(self.last_raw)
+
+    @cached_property
+    def last_failure(self) -> dict[str, Any] | None:
+        """The latest failing record."""
+        if self.failure_raw is None:
+            return None
+        return self.last if self.failure_raw is self.last_raw else _decoded(self.failure_raw)
+
+    @property
+    def name(self) -> str:
+        return str(self.last.get("test_name", self.test_id))
+
+    @property
+    def kind(self) -> str:
+        return str(self.last.get("test_kind", ""))
+
+    @property
+    def target(self) -> str:
+        return str(self.last.get("target_name", ""))
+
+    @property
+    def invoker(self) -> str | None:
+        return self.last.get("invoker") or None
 
     @property
     def status(self) -> str:
-        return str(self.last.get("status", "?"))
+        return self.points[-1][1] if self.points else "?"
+
+    @property
+    def keys(self) -> dict[str, set[str]]:
+        """composite_hash -> the statuses seen under it."""
+        seen: dict[str, set[str]] = {}
+        for key, (_, status, _) in zip(self.point_keys, self.points):
+            if key is not None:
+                seen.setdefault(_text(key), set()).add(status)
+        return seen
 
     @property
     def flaky(self) -> bool:
-        return any("pass" in seen and "fail" in seen for seen in self.keys.values())
+        """Passed and failed under one key (nothing it reads changed)."""
+        if not any(key is not None for key in self.fail_keys):
+            return False
+        passed = {key for key, (_, status, _) in zip(self.point_keys, self.points) if status == "pass"}
+        return any(key is not None and key in passed for key in self.fail_keys)
 
     @property
     def duration_s(self) -> float:
-        value = self.last.get("duration_s")
-        return float(value) if isinstance(value, (int, float)) else 0.0
+        return self.points[-1][2] if self.points else 0.0
+
+    @property
+    def last_green_s(self) -> float | None:
+        """Duration of the latest passing record."""
+        return next((duration for _, status, duration in reversed(self.points) if status == "pass"), None)
 
 
 @dataclass
@@ -131,29 +178,33 @@ class History:
         return sum(run.saved_s for run in self.runs)
 
 
-def build_history(path: Path, records: Iterable[SlimRecord], since: datetime | None = None) -> History:
-    """One pass over the records in log order (see `scan_records`); only each test's latest record and latest
-    failure are decoded in full, at the end. Kept lean on purpose (locals, one set for the flaky check): 50,000
-    lines in a fraction of a second."""
+def build_history(path: Path, data: bytes, records: Iterable[Scanned], since: datetime | None = None) -> History:
+    """One pass over the scanned records of `data` in log order (see `history_scan.scan`). Kept lean on purpose
+    (locals, one dict lookup per record, no line copied or decoded here): 50,000 lines in a fraction of a
+    second."""
     history = History(path=path)
     if since is not None:
         records = (r for r in records if (moment := _moment(r[0].decode("utf-8", "replace"))) and moment >= since)
     runs: dict[bytes, Run] = {}
     green: dict[bytes, float] = {}  # test id -> last green duration, as of the record being read
     seen_by_run: dict[bytes, set[bytes]] = {}
-    points: defaultdict[bytes, list[tuple[int, str, float]]] = defaultdict(list)
-    outcomes: set[tuple[bytes, bytes, str]] = set()  # (test id, key, status): flaky = pass and fail under one key
-    last_raw: dict[bytes, bytes] = {}
-    failure_raw: dict[bytes, bytes] = {}
+    finished: dict[bytes, bytes] = {}  # run id -> timestamp of its latest record
+    # test id -> [points, their keys, start and end of its latest line, of its latest failing line, failing keys]
+    state: dict[bytes, list[Any]] = {}
     run = Run(run_id="", index=-1)
     current_id: bytes | None = None
     seen_in_run: set[bytes] = set()
     counts = run.counts
-    count = 0
+    ran_s = 0.0
+    stamp = previous_stamp = b""
+    index = -1
 
-    for stamp, run_id, test_id, status, duration, key, raw in records:
-        count += 1
+    for stamp, run_id, test_id, status, duration, key, start, end in records:
         if run_id != current_id:  # runs interleaved in the log (parallel `oac test`s) are counted where they are
+            if current_id is not None:
+                run.duration_s += ran_s
+                finished[current_id] = previous_stamp
+            ran_s = 0.0
             known = runs.get(run_id)
             if known is None:
                 seen_by_run[run_id] = set()
@@ -162,6 +213,8 @@ def build_history(path: Path, records: Iterable[SlimRecord], since: datetime | N
                 known.skipped_green, known.saved_s = len(green), sum(green.values())
                 history.runs.append(known)
             run, current_id, seen_in_run, counts = known, run_id, seen_by_run[run_id], known.counts
+            index = run.index
+        previous_stamp = stamp
         if test_id not in seen_in_run:
             seen_in_run.add(test_id)
             was_green = green.get(test_id)
@@ -169,37 +222,37 @@ def build_history(path: Path, records: Iterable[SlimRecord], since: datetime | N
                 run.skipped_green -= 1
                 run.saved_s -= was_green
         counts[status] += 1
-        run.duration_s += duration
-        run.finished = stamp  # type: ignore[assignment]  (decoded below)
-        points[test_id].append((run.index, status, duration))
-        if key is not None:
-            outcomes.add((test_id, key, status))
-        last_raw[test_id] = raw
+        ran_s += duration
+        test = state.get(test_id)
+        if test is None:
+            test = state[test_id] = [[], [], 0, 0, -1, -1, []]
+        test[0].append((index, status, duration))
+        test[1].append(key)
+        test[2] = start
+        test[3] = end
         if status == "pass":
             green[test_id] = duration
         else:
             green.pop(test_id, None)
             if status == "fail":
-                failure_raw[test_id] = raw
-    history.records = count
+                test[4] = start
+                test[5] = end
+                test[6].append(key)
+    if current_id is not None:
+        run.duration_s += ran_s
+        finished[current_id] = stamp
     for each in history.runs:
         each.saved_s = max(0.0, each.saved_s)  # float rounding of the subtractions
-        each.finished = _text(each.finished)  # type: ignore[arg-type]
-    keys: defaultdict[bytes, dict[str, set[str]]] = defaultdict(dict)
-    for test_id, key, status in outcomes:
-        keys[test_id].setdefault(_text(key), set()).add(status)
-    for test_id, test_points in points.items():
-        last = _decoded(last_raw[test_id])
-        test = TestHistory(test_id=_text(test_id), points=test_points, keys=keys.get(test_id, {}), last=last)
-        if test_id in failure_raw:
-            test.last_failure = last if failure_raw[test_id] is last_raw[test_id] else _decoded(failure_raw[test_id])
-        greens = [duration for _, status, duration in test_points if status == "pass"]
-        test.last_green_s = greens[-1] if greens else None
-        test.name = str(last.get("test_name", test.test_id))
-        test.kind = str(last.get("test_kind", ""))
-        test.target = str(last.get("target_name", ""))
-        test.invoker = last.get("invoker") or None
-        history.tests[test.test_id] = test
+    for run_id, last_stamp in finished.items():
+        runs[run_id].finished = _text(last_stamp)
+    tests = history.tests
+    history.records = sum(len(test[0]) for test in state.values())
+    for test_id, (points, keys, start, end, fail_start, fail_end, fail_keys) in state.items():
+        last_raw = data[start:end]
+        text = _text(test_id)
+        tests[text] = TestHistory(
+            test_id=text, points=points, point_keys=keys, fail_keys=fail_keys, last_raw=last_raw,
+            failure_raw=None if fail_start < 0 else last_raw if fail_start == start else data[fail_start:fail_end])
     return history
 
 
@@ -208,7 +261,12 @@ def _text(raw: bytes) -> str:
 
 
 def _decoded(raw: bytes) -> dict[str, Any]:
-    value = json.loads(raw)  # scan_records read this line: it is one JSON object
+    """The scanner read this line's summary fields; a line torn inside its evidence that still ends in `}` reads
+    as no more than those (never a traceback)."""
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return {}
     return value if isinstance(value, dict) else {}
 
 
@@ -217,7 +275,8 @@ def load_history(path: Path, since: datetime | None = None, warn: Callable[[str]
     file:line, as every reader of the log does."""
     if not path.exists():
         raise OacError(f"no results file at {path}: run `oac test` first, or pass --results")
-    return build_history(path, scan_records(path, warn), since)
+    data = read_log(path)
+    return build_history(path, data, scan(data, path, warn), since)
 
 
 def summary(history: History, top: int = 10) -> dict[str, Any]:

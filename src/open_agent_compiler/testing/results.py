@@ -3,7 +3,6 @@
 import fcntl
 import json
 import os
-import re
 import sys
 from collections.abc import Iterator
 from datetime import datetime
@@ -15,6 +14,8 @@ from pydantic import BaseModel, ConfigDict
 from open_agent_compiler import fsio
 from open_agent_compiler.errors import OacError, ResultsError
 from open_agent_compiler.model.core.evaluator import EvaluatorResult
+# the history views' fast reader, moved to `history_scan` (which imports no pydantic); re-exported from here
+from open_agent_compiler.testing.history_scan import _SLIM, SlimRecord, scan_records  # noqa: F401
 
 Status = Literal["pass", "fail", "skipped", "not_runnable"]
 
@@ -150,89 +151,3 @@ def read_records(path: Path, warn: Any = None) -> Iterator[dict[str, Any]]:
                 continue
             yield value
 
-
-
-# A record as `ResultsLog` writes it (TestRecord's field order, no spaces), matched field by field up to its
-# evidence: the fields a history summary needs are captured without decoding the line. A line this does not match
-# (another writer, a field added before `evidence`, an escape inside a captured string) is decoded with json
-# instead: same result, slower.
-_STRING = rb'"[^"\\]*(?:\\.[^"\\]*)*"'  # any JSON string
-_MAYBE = rb"(?:null|" + _STRING + rb")"
-_SLIM = re.compile(
-    rb'^\{"timestamp":"([^"\\]*)","run_id":"([^"\\]*)","test_id":"([^"\\]*)","test_kind":' + _STRING
-    + rb',"test_name":' + _STRING + rb',"target_name":' + _STRING + rb',"status":"([a-z_]+)","passed":(?:true|false)'
-    + rb',"score":[^,]*,"duration_s":([^,]*),"variant":' + _MAYBE + rb',"access_profile":' + _MAYBE
-    + rb',"mock_profile":' + _MAYBE + rb',"model":' + _MAYBE + rb',"dialect":' + _MAYBE + rb',"config":' + _MAYBE
-    + rb',"agent_state_hash":' + _STRING + rb',"mock_set_hash":' + _MAYBE
-    + rb',"composite_hash":(?:"([^"\\]*)"|null),"evidence":'
-)
-# timestamp, run id, test id, status, duration, key, the raw line: texts as UTF-8 bytes (decoded by the reader
-# only where it shows them: 50,000 lines are read several times faster than by json.loads)
-SlimRecord = tuple[bytes, bytes, bytes, str, float, bytes | None, bytes]
-_SLIM_LINES = re.compile(_SLIM.pattern + rb"[^\n]*\n?", re.MULTILINE)
-_STATUS_OF = {b"pass": "pass", b"fail": "fail", b"skipped": "skipped", b"not_runnable": "not_runnable"}
-
-
-def _slim_from_json(value: dict[str, Any], raw: bytes) -> SlimRecord | None:
-    test_id, run_id = value.get("test_id"), value.get("run_id")
-    if not isinstance(test_id, str) or not isinstance(run_id, str):
-        return None
-    status = value.get("status")
-    if status not in ("pass", "fail", "skipped", "not_runnable"):
-        status = "pass" if value.get("passed") else "fail"
-    duration = value.get("duration_s")
-    duration = float(duration) if isinstance(duration, (int, float)) and not isinstance(duration, bool) else 0.0
-    key = value.get("composite_hash")
-
-    def utf8(text: str) -> bytes:
-        return text.encode("utf-8", "surrogatepass")
-
-    return (utf8(str(value.get("timestamp", ""))), utf8(run_id), utf8(test_id), status, duration,
-            utf8(key) if isinstance(key, str) else None, raw)
-
-
-def scan_records(path: Path, warn: Any = None) -> Iterator[SlimRecord]:
-    """The summary fields of each record of `path`, in order, with the raw line (`json.loads` it for the rest);
-    a corrupt line is skipped with the same warning `read_records` gives. Lines in our writer's form are found
-    by one regex pass over the file (in C); the lines between two matches go through json, one by one."""
-    say = warn or (lambda message: print(message, file=sys.stderr))
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        return
-    except OSError as exc:
-        raise ResultsError(f"cannot read results file {path}: {exc.strerror}") from None
-    where = [1, 0]  # line number at position `where[1]`, counted only when a warning needs it
-
-    def slow(start: int, end: int) -> Iterator[SlimRecord]:
-        for raw in data[start:end].splitlines(keepends=True):
-            line_start, start = start, start + len(raw)
-            if not raw.strip():
-                continue
-            try:
-                value = json.loads(raw)
-            except ValueError:
-                value = None
-            slim = _slim_from_json(value, raw) if isinstance(value, dict) else None
-            if slim is not None:
-                yield slim
-                continue
-            if isinstance(value, dict):
-                continue  # a JSON object that is not a test record: nothing to show
-            where[0] += data.count(b"\n", where[1], line_start)
-            where[1] = line_start
-            what = "a corrupt line" if value is None else "a line that is not a JSON object"
-            say(f"oac: warning: {path}:{where[0]}: skipping {what}")
-
-    position = 0
-    for found in _SLIM_LINES.finditer(data):
-        if found.start() != position:
-            yield from slow(position, found.start())
-        position = found.end()
-        stamp, run_id, test_id, status, duration, key = found.groups()
-        try:
-            yield stamp, run_id, test_id, _STATUS_OF[status], float(duration), key, found.group(0)
-        except (KeyError, ValueError):  # an unknown status or an odd number: json decides
-            yield from slow(found.start(), position)
-    if position != len(data):
-        yield from slow(position, len(data))
