@@ -5,8 +5,7 @@ Permission keys live in the tuples below so that a harness version that rejects 
 """
 
 from collections.abc import Mapping, Sequence
-from functools import lru_cache
-from typing import Any, NamedTuple
+from typing import Any
 
 from open_agent_compiler.compiler.bash_match import js_key_order, opencode_match
 from open_agent_compiler.compiler.dialect import AgentPlan, FileDialect
@@ -97,9 +96,6 @@ def _rule_list(raw: Any, where: str) -> list[Rule]:
     return rules
 
 
-Applicable = tuple[tuple[str, Action], ...]  # (pattern, action) of the rules that apply to one permission, in order
-
-
 class _Rules:
     """One agent's rules, indexed for OpenCode's evaluation: which rules apply to a permission is decided once
     per (artifact, permission), and without matching every rule. A key without a wildcard applies exactly to the
@@ -115,30 +111,23 @@ class _Rules:
                 self.wild.append((index, key))
             else:
                 self.literal.setdefault(key.replace("\\", "/"), []).append(index)
-        self.memo: dict[str, Applicable] = {}
+        self.memo: dict[str, list[tuple[str, Action]]] = {}
 
-    def applicable(self, permission: str) -> Applicable:
+    def applicable(self, permission: str) -> list[tuple[str, Action]]:
         found = self.memo.get(permission)
         if found is None:
             indices = [index for index, key in self.wild if opencode_match(permission, key)]
             indices += self.literal.get(permission.replace("\\", "/"), ())
-            found = self.memo[permission] = tuple(self.rules[index][1:] for index in sorted(indices))  # type: ignore[misc]
+            found = self.memo[permission] = [self.rules[index][1:] for index in sorted(indices)]  # type: ignore[misc]
         return found
 
 
-# The decisions below are pure functions of the applicable rules' content (a tuple of strings) and the question,
-# so each is memoised by exactly that: agents whose rules for a permission are the same (most of them, for most
-# permissions) share one evaluation, and a changed rule is a different key. Bounded, so a long process stays small.
-_MEMO = 1 << 16
-
-
-def _applicable(rules: _Rules, permission: str) -> Applicable:
+def _applicable(rules: _Rules, permission: str) -> list[tuple[str, Action]]:
     """(pattern, action) of the rules whose permission key matches `permission`, in order."""
     return rules.applicable(permission)
 
 
-@lru_cache(maxsize=_MEMO)
-def _last(applicable: Applicable, pattern: str) -> Action:
+def _last(applicable: list[tuple[str, Action]], pattern: str) -> Action:
     """OpenCode's evaluation: the last rule whose pattern matches decides."""
     for rule_pattern, action in reversed(applicable):
         if opencode_match(pattern, rule_pattern):
@@ -151,40 +140,31 @@ def _decide(rules: _Rules, permission: str, pattern: str) -> Action:
     return _last(_applicable(rules, permission), pattern)
 
 
-@lru_cache(maxsize=_MEMO)
-def _in_order(applicable: Applicable) -> Applicable:
-    """(pattern, action) in evaluation order (a repeated pattern keeps only its last, deciding, position)."""
+def _in_order(applicable: list[tuple[str, Action]]) -> dict[str, Action]:
+    """pattern → action in evaluation order (a repeated pattern keeps only its last, deciding, position)."""
     found: dict[str, Action] = {}
     for pattern, action in applicable:
         found.pop(pattern, None)
         found[pattern] = action
-    return tuple(found.items())
+    return found
 
 
 def _patterns(rules: _Rules, permission: str) -> dict[str, Action]:
     """The rules that apply to `permission`, pattern → action, in evaluation order."""
-    return dict(_in_order(_applicable(rules, permission)))
-
-
-@lru_cache(maxsize=_MEMO)
-def _overall_of(applicable: Applicable) -> Action:
-    if any(_last(applicable, pattern) == "allow" for pattern, _ in _in_order(applicable) if pattern != "*"):
-        return "allow"
-    return _last(applicable, UNNAMED)
+    return _in_order(_applicable(rules, permission))
 
 
 def _overall(rules: _Rules, permission: str) -> Action:
     """Granted when any named pattern is allowed (e.g. one subagent); otherwise what an unnamed value gets."""
-    return _overall_of(_applicable(rules, permission))
-
-
-@lru_cache(maxsize=_MEMO)
-def _allowed_of(applicable: Applicable) -> tuple[str, ...]:
-    return tuple(name for name, _ in _in_order(applicable) if name != "*" and _last(applicable, name) == "allow")
+    applicable = _applicable(rules, permission)
+    if any(_last(applicable, pattern) == "allow" for pattern in _in_order(applicable) if pattern != "*"):
+        return "allow"
+    return _last(applicable, UNNAMED)
 
 
 def _allowed_names(rules: _Rules, permission: str) -> tuple[str, ...]:
-    return _allowed_of(_applicable(rules, permission))
+    applicable = _applicable(rules, permission)
+    return tuple(name for name in _in_order(applicable) if name != "*" and _last(applicable, name) == "allow")
 
 
 TERMS = HarnessTerms(
@@ -226,63 +206,33 @@ class OpenCodeDialect(FileDialect):
 
     def capabilities(self, agent_name: str, files: Mapping[str, bytes]) -> Capabilities:
         config, body = self.read_agent(agent_name, files)
-        rules = _rule_list(config.get("permission"), f"{self.agent_path(agent_name)} permission")
-        # The literal `bash` key applies to the permission `bash` alone: every other decision is one of the rest,
-        # which agents mostly share (their bash patterns are what differ)
-        decided = _read_rules(tuple(rule for rule in rules if rule[0] != "bash"))
-        bash = _Rules(rules).applicable("bash")
-        found = dict(decided.permissions)
-        permissions: dict[str, Action] = {}
-        for key in dict.fromkeys(key for key, _, _ in rules if key != "*"):  # the keys in rule order, then the rest
-            if key == "bash" and key not in decided.servers:
-                permissions[key] = _overall_of(bash)
-            elif key in found:
-                permissions[key] = found[key]
-        permissions.update(found)
+        rules = _Rules(_rule_list(config.get("permission"), f"{self.agent_path(agent_name)} permission"))
+        keys = dict.fromkeys(key for key, _, _ in rules.rules if key != "*")
+        servers = [key[:-2] for key in keys if key.endswith("_*") and len(key) > 2]
+        # a server narrowed to some tools: `<server>_*` deny, then `<server>_<tool>` allow
+        narrowed = {key for key in keys for server in servers if key.startswith(f"{server}_") and key != f"{server}_*"}
+        permissions = {key: _overall(rules, key) for key in keys
+                       if key not in servers and not key.endswith("_*") and key not in narrowed}
+        permissions.update({key: _overall(rules, key) for key in ("read", "edit", "task", "skill", "webfetch",
+                                                                     "websearch")})
+        permissions["write"] = permissions["edit"]  # OpenCode's `edit` covers writing
+        permissions["*"] = _decide(rules, UNNAMED, "*")  # any permission not named here
+        # An MCP tool is called `<server>_<tool>`: a named server's tools, and a server nobody named.
+        allowed = [server for server in servers if _decide(rules, f"{server}_{UNNAMED}", "*") == "allow"
+                   or any(_decide(rules, key, "*") == "allow" for key in narrowed if key.startswith(f"{server}_"))]
+        if _decide(rules, f"{UNNAMED}_{UNNAMED}", "*") == "allow":
+            allowed.append("*")
+        permissions["mcp"] = "allow" if allowed else "deny"
         return Capabilities(
             agent=agent_name,
             dialect=self.name,
-            bash=dict(_in_order(bash)),
+            bash=_patterns(rules, "bash"),
             permissions=permissions,
             tools=read_body_facts(body).tools,
-            skills=decided.skills,
-            subagents=decided.subagents,
-            mcp_servers=decided.mcp_servers,
+            skills=_allowed_names(rules, "skill"),
+            subagents=_allowed_names(rules, "task"),
+            mcp_servers=tuple(allowed),
         )
-
-
-class _Decided(NamedTuple):
-    permissions: tuple[tuple[str, Action], ...]  # in the read-back's order
-    servers: tuple[str, ...]  # MCP servers named by a `<server>_*` key
-    skills: tuple[str, ...]
-    subagents: tuple[str, ...]
-    mcp_servers: tuple[str, ...]
-
-
-@lru_cache(maxsize=1 << 12)
-def _read_rules(rules: tuple[Rule, ...]) -> _Decided:
-    """Every decision of the read-back but those of the permission `bash`, from the rules without the literal
-    `bash` key (a pure function of them: memoised by their content)."""
-    indexed = _Rules(list(rules))
-    keys = dict.fromkeys(key for key, _, _ in rules if key != "*")
-    servers = [key[:-2] for key in keys if key.endswith("_*") and len(key) > 2]
-    # a server narrowed to some tools: `<server>_*` deny, then `<server>_<tool>` allow
-    narrowed = {key for key in keys for server in servers if key.startswith(f"{server}_") and key != f"{server}_*"}
-    permissions = {key: _overall(indexed, key) for key in keys
-                   if key not in servers and not key.endswith("_*") and key not in narrowed}
-    permissions.update({key: _overall(indexed, key) for key in ("read", "edit", "task", "skill", "webfetch",
-                                                                 "websearch")})
-    permissions["write"] = permissions["edit"]  # OpenCode's `edit` covers writing
-    permissions["*"] = _decide(indexed, UNNAMED, "*")  # any permission not named here
-    # An MCP tool is called `<server>_<tool>`: a named server's tools, and a server nobody named.
-    allowed = [server for server in servers if _decide(indexed, f"{server}_{UNNAMED}", "*") == "allow"
-               or any(_decide(indexed, key, "*") == "allow" for key in narrowed if key.startswith(f"{server}_"))]
-    if _decide(indexed, f"{UNNAMED}_{UNNAMED}", "*") == "allow":
-        allowed.append("*")
-    permissions["mcp"] = "allow" if allowed else "deny"
-    return _Decided(permissions=tuple(permissions.items()), servers=tuple(servers),
-                    skills=_allowed_names(indexed, "skill"), subagents=_allowed_names(indexed, "task"),
-                    mcp_servers=tuple(allowed))
 
 
 OPENCODE = OpenCodeDialect()
