@@ -153,3 +153,29 @@ def test_a_project_evaluator_of_a_turn_is_keyed_on_its_source(project: Path, mon
     assert "turn_evals.py" in before.files
     (project / "turn_evals.py").write_text((project / "turn_evals.py").read_text() + "# edited\n")
     assert parts().changes_since(before.model_dump(mode="json")) == ["file turn_evals.py"]
+
+
+def test_the_judge_is_part_of_the_key_of_every_test_it_judges_and_of_no_other(tmp_path: Path) -> None:
+    """An llm_judge on the test itself or on one of an agent test's turns puts the judge in the key."""
+    from open_agent_compiler.model.core.test_model import AgentTest, CapabilityTest, Turn
+    from open_agent_compiler.testing.evaluators.llm_judge import LLMJudgeEvaluator
+
+    judged = LLMJudgeEvaluator(criteria="polite")
+    agent = AgentDefinition(header=AgentHeader(agent_id="x", name="x"), capability_tests=[
+        CapabilityTest(name="cap-judged", evaluators=(judged,)), CapabilityTest(name="cap-plain")],
+        agent_tests=[AgentTest(name="turn-judged", turns=(Turn(prompt="hi"), Turn(prompt="bye", evaluators=(judged,)))),
+                     AgentTest(name="turns-plain", turns=(Turn(prompt="hi"),)),
+                     AgentTest(name="prompt-judged", prompt="hi", evaluators=(judged,))])
+    reg = AgentRegistry()
+    reg.register_agent("x", agent)
+    reg.register_template(TemplateTree(name="t", slots=[TemplateSlot(name="primary", default_agent_id="x")]))
+    reg.create_compilation_config(CompilationConfig(name="c", template_name="t"))
+    resolved = reg.resolve_config("c")
+    files = FileDigests(tmp_path)
+
+    def judges(judge: str) -> dict[str, str | None]:
+        return {case.name: key_parts(case, resolved=resolved, files=files, artifact_digests={}, dialect="opencode",
+                                     variant=None, judge=judge).judge for case in discover(resolved)}
+
+    assert judges("j1") == {"cap-judged": "j1", "cap-plain": None, "turn-judged": "j1", "turns-plain": None,
+                            "prompt-judged": "j1"}

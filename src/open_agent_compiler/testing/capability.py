@@ -6,16 +6,13 @@ compiled artifact (see `compiler.bash_match` for how commands are matched per ha
 grants, tools against the tools it describes, subagents against those it may call.
 """
 
-from collections.abc import Callable
-
 from open_agent_compiler.model.core.capabilities import Capabilities
 from open_agent_compiler.model.core.evaluator import EvaluatorResult
 from open_agent_compiler.model.core.test_model import CapabilityTest
 from open_agent_compiler.testing.permissions import bash_action, permission_action
+from open_agent_compiler.testing.readback import Lookup, ReadBack
 
 NOTHING_TO_CHECK = "nothing to check: no must_* entries or evaluators"
-
-Lookup = Callable[[Capabilities, str], tuple[str, str]]
 
 
 def _check(kind: str, passed: bool, evidence: str) -> EvaluatorResult:
@@ -23,8 +20,12 @@ def _check(kind: str, passed: bool, evidence: str) -> EvaluatorResult:
                            evidence=evidence)
 
 
-def capability_checks(test: CapabilityTest, caps: Capabilities, postfix: str) -> list[EvaluatorResult]:
-    """One result per `must_*` entry of `test` (none when it has none: the caller reports NOTHING_TO_CHECK)."""
+def capability_checks(test: CapabilityTest, read: Capabilities | ReadBack, postfix: str) -> list[EvaluatorResult]:
+    """One result per `must_*` entry of `test` (none when it has none: the caller reports NOTHING_TO_CHECK).
+    Given a `ReadBack`, each entry's decision comes from (or goes to) the artifact's memo."""
+    if isinstance(read, Capabilities):
+        read = ReadBack(read)
+    caps = read.capabilities
     checks = []
     actions: tuple[tuple[str, tuple[str, ...], Lookup, bool], ...] = (
         ("must_have_bash_patterns", test.must_have_bash_patterns, bash_action, True),
@@ -34,7 +35,7 @@ def capability_checks(test: CapabilityTest, caps: Capabilities, postfix: str) ->
     )
     for field, items, lookup, wanted in actions:
         for item in items:
-            action, how = lookup(caps, item)
+            action, how = read.decide(lookup, item)
             checks.append(_check(field, (action == "allow") == wanted,
                                  f"{how}; expected {'allow' if wanted else 'not allowed'}"))
     for field, names, granted, wanted in (

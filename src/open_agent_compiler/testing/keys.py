@@ -7,6 +7,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from open_agent_compiler.model.core.mock import MockResponse
+from open_agent_compiler.model.core.test_model import AgentTest
 from open_agent_compiler.model.core.tool import ToolDefinition
 from open_agent_compiler.model.hashing import digest, digest_bytes, digest_model, source_fingerprint
 from open_agent_compiler.model.registry import ResolvedConfig
@@ -196,7 +197,7 @@ def key_parts(case: TestCase, *, resolved: ResolvedConfig, files: FileDigests, a
     common = {"access_profile": case.test.access_profile, "variant": variant,
               "judge": judge if uses_judge(case.test) else None}
     found = {files.label(p): files(p) for p in discovered}
-    turns = getattr(case.test, "turns", ())
+    turns = case.test.turns if isinstance(case.test, AgentTest) else ()  # (getattr of a missing field: ~10 µs)
     found.update(evaluator_files([*case.test.evaluators, *(e for turn in turns for e in turn.evaluators)], files))
     found.update(declared_inputs(case.test.inputs, files))
     if case.kind == "tool":

@@ -4,8 +4,9 @@ import fcntl
 import json
 import os
 import sys
+import time
 from collections.abc import Iterator
-from datetime import datetime
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, Literal
 
@@ -20,8 +21,22 @@ from open_agent_compiler.testing.history_scan import _SLIM, SlimRecord, scan_rec
 Status = Literal["pass", "fail", "skipped", "not_runnable"]
 
 
+_ZONES: dict[int, timezone] = {}  # UTC offset (s) → its fixed-offset zone
+_SECOND: list[tuple[int, timezone]] = [(-1, timezone.utc)]  # the last whole second asked, and its zone
+
+
 def now_iso() -> str:
-    return datetime.now().astimezone().isoformat(timespec="milliseconds")
+    """Local time with its UTC offset, to the millisecond, as `datetime.now().astimezone()` gives it. That looks
+    the local zone up twice per call (~8 us a test); here `localtime` is asked once per whole second, which is
+    exact: it takes whole seconds (a float is truncated) and zone changes fall on whole seconds (a process that
+    changes TZ itself keeps the old zone until the next second)."""
+    now = time.time()
+    second, zone = _SECOND[0]
+    if int(now) != second:
+        offset = time.localtime(now).tm_gmtoff
+        zone = _ZONES.get(offset) or _ZONES.setdefault(offset, timezone(timedelta(seconds=offset)))
+        _SECOND[0] = (int(now), zone)
+    return datetime.fromtimestamp(now, zone).isoformat(timespec="milliseconds")
 
 
 class TestOutcome(BaseModel):

@@ -7,14 +7,12 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from open_agent_compiler.compiler.dialects import get_dialect
-from open_agent_compiler.model.core.capabilities import Capabilities
 from open_agent_compiler.model.core.evaluator import EvaluationContext, EvaluatorResult
 from open_agent_compiler.model.core.mock import MockResponse
 from open_agent_compiler.model.core.test_model import AgentTest, CapabilityTest, ToolTest
-from open_agent_compiler.model.hashing import digest, digest_bytes
 from open_agent_compiler.model.registry import ResolvedConfig
 from open_agent_compiler.testing.capability import NOTHING_TO_CHECK, capability_checks
+from open_agent_compiler.testing.readback import read_back
 from open_agent_compiler.testing.deadline import Deadline, TimedOut
 from open_agent_compiler.testing.discovery import TestCase
 from open_agent_compiler.testing.evaluation import aggregate, run_evaluators
@@ -61,18 +59,6 @@ def _outcome(results: list[EvaluatorResult], *, empty_status: str, empty_reason:
                        mock_source=mock_source)
 
 
-_CAPABILITIES: dict[tuple[str, str, str], Capabilities] = {}
-
-
-def _capabilities(dialect_name: str, agent: str, files: dict[str, bytes]) -> Capabilities:
-    """Capabilities read back from `files`, parsed once per run for all tests of one agent."""
-    key = (dialect_name, agent, digest([(path, digest_bytes(data)) for path, data in sorted(files.items())]))
-    cached = _CAPABILITIES.get(key)
-    if cached is None:
-        cached = _CAPABILITIES[key] = get_dialect(dialect_name).capabilities(agent, files)
-    return cached
-
-
 def run_capability_test(case: TestCase, resolved: ResolvedConfig, settings: RunSettings,
                         artifact_paths: tuple[str, ...], artifacts: Mapping[str, bytes] | None = None) -> TestOutcome:
     """`artifacts`: this run's compiled bytes in memory (the engine passes them, so a test never judges another
@@ -88,8 +74,9 @@ def run_capability_test(case: TestCase, resolved: ResolvedConfig, settings: RunS
         except OSError as exc:
             failure = _check("artifact", False, f"compiled file {path} unreadable: {exc.strerror}")
             return TestOutcome(status="fail", score=0.0, evidence=(failure,), duration_s=time.perf_counter() - started)
-    caps = _capabilities(settings.dialect, case.target_name, files)
-    results = capability_checks(case.test, caps, resolved.config.postfix)
+    read = read_back(settings.dialect, case.target_name, files)  # once per artifact, by its bytes' digest
+    caps = read.capabilities
+    results = capability_checks(case.test, read, resolved.config.postfix)
     context = EvaluationContext(target=caps.model_dump(mode="json"), permissions=caps, judge=settings.judge)
     results += run_evaluators(case.test.evaluators, context)
     return _outcome(results, empty_status="skipped", empty_reason=NOTHING_TO_CHECK, started=started)
