@@ -32,14 +32,19 @@ from pg_server import PgServer, unavailable  # noqa: E402
 
 OAC = Path(sys.executable).with_name("oac")
 TARGET = 1.5
+PROJECT = "oac-bench"  # every checkout one project (the default, the folder name, would differ per checkout)
 
 
-def timed(argv: list[str], cwd: Path, env: dict[str, str]) -> float:
+def timed(argv: list[str], cwd: Path, env: dict[str, str], skipped: int | None = None) -> float:
+    """Wall time of one run; `skipped`: how many tests it must skip (a timed warm run that ran tests would
+    measure something else)."""
     started = time.perf_counter()
     done = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=1800)
     elapsed = time.perf_counter() - started
     if done.returncode != 0:
         raise SystemExit(f"{' '.join(argv)} in {cwd} exited {done.returncode}:\n{done.stdout[-2000:]}{done.stderr}")
+    if skipped is not None and f" passed=0 failed=0 skipped={skipped} " not in done.stdout:
+        raise SystemExit(f"{' '.join(argv)} in {cwd} did not skip all {skipped} tests:\n{done.stdout[-500:]}")
     return elapsed
 
 
@@ -56,6 +61,7 @@ def main() -> None:
     server = PgServer().init()
     try:
         source = generate(work / "source", Spec.for_tests(args.tests))
+        (source / "pyproject.toml").write_text(f'[tool.oac]\nproject = "{PROJECT}"\n')
         local, shared = work / "local", work / "shared"
         for target in (local, shared):
             shutil.copytree(source, target)
@@ -66,11 +72,11 @@ def main() -> None:
         timed(argv, shared, shared_env)
         samples: dict[str, list[float]] = {"local warm": [], "shared warm": [], "second machine": []}
         for rep in range(args.reps):
-            samples["local warm"].append(timed(argv, local, base_env))
-            samples["shared warm"].append(timed(argv, shared, shared_env))
+            samples["local warm"].append(timed(argv, local, base_env, args.tests))
+            samples["shared warm"].append(timed(argv, shared, shared_env, args.tests))
             fresh = work / f"fresh{rep}"
             shutil.copytree(source, fresh)
-            samples["second machine"].append(timed(argv, fresh, shared_env))
+            samples["second machine"].append(timed(argv, fresh, shared_env, args.tests))
             shutil.rmtree(fresh)
         medians = {name: statistics.median(values) for name, values in samples.items()}
         ratios = {name: medians[name] / medians["local warm"] for name in ("shared warm", "second machine")}
