@@ -247,3 +247,7 @@ def test_the_imports_of_the_most_recent_shared_pass_travel_with_the_key(tmp_path
                            "failed": Known("fail", "c", ("failed.py",), 3.0)}}
     assert session.imports_of("t") == ["new.py"]
     assert session.imports_of("other") is None
+    # a most recent pass that loaded no project file: nothing travels, as locally (the test is not pinned to be
+    # keyed afresh every run, which cost every shared warm run a full keying of 5,000 tests)
+    session.known["t"]["newest"] = Known("pass", "d", None, 4.0)
+    assert session.imports_of("t") is None

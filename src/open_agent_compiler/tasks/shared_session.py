@@ -90,11 +90,12 @@ class SharedSession:
             _warn(f"{exc}; going on with local state ({then})")
 
     def imports_of(self, task_id: str) -> list[str] | None:
-        """Project files (relative) the most recent shared pass of a test loaded: they travel with its keys."""
+        """Project files (relative) the most recent shared pass of a test loaded: they travel with its keys. None
+        when it loaded none, as in the local state (a test with discovered files is keyed afresh every run)."""
         passes = [known for known in self.known.get(task_id, {}).values() if known.status == "pass"]
         if not passes:
             return None
-        return list(max(passes, key=lambda known: known.recorded_at).imports or ())
+        return list(max(passes, key=lambda known: known.recorded_at).imports or ()) or None
 
     def last(self, task_id: str, key: str) -> Known | None:
         return self.known.get(task_id, {}).get(key)
