@@ -70,11 +70,16 @@ def main() -> None:
         argv = [str(OAC), "test", "agents:registry", "--config", "prod"]
         timed(argv, local, base_env)  # cold runs: every test proved once, locally and in the database
         timed(argv, shared, shared_env)
+        # The second machine checks out where the first one did (as CI runners do): the synthetic registry's
+        # handler tools name their scripts by absolute path, so their definitions (and keys) follow the folder.
+        fresh = work / "fresh"
+        shutil.copytree(source, fresh)
+        timed(argv, fresh, shared_env)
+        shutil.rmtree(fresh)
         samples: dict[str, list[float]] = {"local warm": [], "shared warm": [], "second machine": []}
         for rep in range(args.reps):
             samples["local warm"].append(timed(argv, local, base_env, args.tests))
             samples["shared warm"].append(timed(argv, shared, shared_env, args.tests))
-            fresh = work / f"fresh{rep}"
             shutil.copytree(source, fresh)
             samples["second machine"].append(timed(argv, fresh, shared_env, args.tests))
             shutil.rmtree(fresh)
