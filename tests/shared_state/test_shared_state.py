@@ -251,3 +251,29 @@ def test_the_imports_of_the_most_recent_shared_pass_travel_with_the_key(tmp_path
     # keyed afresh every run, which cost every shared warm run a full keying of 5,000 tests)
     session.known["t"]["newest"] = Known("pass", "d", None, 4.0)
     assert session.imports_of("t") is None
+
+
+def test_the_fetch_returns_exactly_the_planned_tasks_and_a_failure_under_a_key_wins(pg, monkeypatch):
+    """One round trip selects by the planned tasks' common prefix: tasks sharing it (one whose name extends a
+    planned one, another config, LIKE wildcards in names) never leak in, and the last outcome under a key decides."""
+    from open_agent_compiler.tasks.shared_store import Outcome, SharedStore
+
+    monkeypatch.setenv("PGPASSWORD", PASSWORD)
+    store = SharedStore(pg.url(pg.database), "demo").connect()
+    try:
+        def outcome(task: str, key: str, status: str) -> Outcome:
+            return Outcome(task, key, status, "2026-01-01T00:00:00", None, 0.1)
+
+        store.push([outcome("test:prod:a", "k1", "pass"), outcome("test:prod:a", "k0", "pass"),
+                    outcome("test:prod:ab", "k1", "pass"), outcome("test:prod:%_", "k1", "pass"),
+                    outcome("test:dev:a", "k1", "pass"), outcome("test:prod:b", "k2", "pass")])
+        store.push([outcome("test:prod:a", "k1", "fail")])  # another runner's failure under the same key
+        found = store.fetch(["test:prod:a"])
+        assert set(found) == {"test:prod:a"}
+        assert {key: known.status for key, known in found["test:prod:a"].items()} == {"k1": "fail", "k0": "pass"}
+        assert set(store.fetch(["test:prod:a", "test:prod:b", "test:prod:%_"])) == {
+            "test:prod:a", "test:prod:b", "test:prod:%_"}
+        assert store.fetch(["test:prod:%"]) == {} and store.fetch([]) == {}
+        assert SharedStore(pg.url(pg.database), "other").connect().fetch(["test:prod:a"]) == {}
+    finally:
+        store.close()
