@@ -95,7 +95,7 @@ def test_eight_concurrent_runners_lose_no_result_and_never_skip_a_failed_key(pg,
         assert done.returncode == (1 if index % 2 else 0), done.stdout + done.stderr
         assert "shared state" not in done.stderr, done.stderr  # no runner lost the server
     found = outcomes(pg)
-    assert len(found) == 4  # one row per (test, key): every runner wrote the same four keys
+    assert len(found) == 4, sorted(found)  # one row per (test, key): every runner wrote the same four keys
     beta_status = next(status for (task, _), status in found.items() if "beta" in task)
     others = {status for (task, _), status in found.items() if "beta" not in task}
     assert others == {"pass"}
@@ -199,7 +199,7 @@ def test_the_schema_is_versioned_and_a_newer_one_is_refused(pg, tmp_path):
     proj = make(tmp_path / "proj")
     proj.test(env=env)
     with psycopg.connect(pg.url(pg.database), password=PASSWORD, autocommit=True) as conn:
-        assert conn.execute("select max(version) from oac_schema").fetchone()[0] == 1
+        assert conn.execute("select max(version) from oac_schema").fetchone()[0] == 2
         conn.execute("insert into oac_schema (version) values (99)")
     done = proj.test("--require-shared-state", env=env, code=2)
     assert "schema version 99 is newer" in done.stderr
@@ -277,3 +277,47 @@ def test_the_fetch_returns_exactly_the_planned_tasks_and_a_failure_under_a_key_w
         assert SharedStore(pg.url(pg.database), "other").connect().fetch(["test:prod:a"]) == {}
     finally:
         store.close()
+
+
+def test_a_fresh_checkout_takes_keys_from_the_shared_rows_of_its_scope_only(pg, tmp_path):
+    """A key pushed with its key-cache scope (a test whose key covers no files) is the key of that test wherever
+    the scope is the same, so a fresh checkout reads it instead of keying; a changed definition is another scope
+    (keyed here, run); a failure under the scoped key still runs the test."""
+    import psycopg
+
+    env = pg.env(pg.database)
+    first = make(tmp_path / "first")
+    first.test(env=env)
+    with psycopg.connect(pg.url(pg.database), password=PASSWORD, autocommit=True) as conn:
+        scoped = conn.execute("select task_id, scope is not null from oac_outcomes").fetchall()
+        assert sorted(scoped) == [("test:prod:capability:primary::alpha-allowed", True),
+                                  ("test:prod:tool:alpha::alpha-ok", False), ("test:prod:tool:beta::beta-ok", False),
+                                  ("test:prod:tool:gamma::gamma-ok", False)]  # tool tests' keys cover mocks.py
+        # the key as another machine would hold it: the fresh checkout can only find this row through its scope
+        conn.execute("update oac_outcomes set key = 'key-from-the-scope' where task_id like '%alpha-allowed'")
+
+    second = clone(first, tmp_path / "second")
+    done = second.test(env=env)
+    assert summary_line(done.stdout) == SUMMARY.format(4, 0, 0, 4, 0), done.stdout + done.stderr
+
+    third = clone(first, tmp_path / "third")  # another definition of the agent: another scope, keyed here
+    third.edit("agents.py", 'description="d"', 'description="d, changed"')
+    done = third.test(env=env)
+    assert summary_line(done.stdout) == SUMMARY.format(4, 1, 0, 3, 0), done.stdout + done.stderr
+    assert "pass 'alpha-allowed'" in done.stdout
+
+    with psycopg.connect(pg.url(pg.database), password=PASSWORD, autocommit=True) as conn:
+        conn.execute("update oac_outcomes set status = 'fail' where key = 'key-from-the-scope'")
+    done = clone(first, tmp_path / "fourth").test(env=env)
+    assert summary_line(done.stdout) == SUMMARY.format(4, 1, 0, 3, 0), done.stdout + done.stderr
+
+
+def test_two_keys_under_one_scope_give_none(tmp_path):
+    from open_agent_compiler.tasks.shared_session import SharedSession
+    from open_agent_compiler.tasks.shared_store import Known
+
+    session = SharedSession("postgresql://u@127.0.0.1:1/x", "p", tmp_path / "state.db", required=False)
+    session.known = {"n1": {"k1": Known("pass", "a", None, 1.0, "s1"), "k2": Known("fail", "a", None, 2.0, "s2"),
+                            "k3": Known("pass", "a", None, 3.0, None)},
+                     "n2": {"k4": Known("pass", "a", None, 1.0, "s1"), "k5": Known("pass", "a", None, 2.0, "s1")}}
+    assert session.scoped_keys({"t1": "n1", "t2": "n2", "t3": "n3"}) == {"s1": {"t1": "k1"}, "s2": {"t1": "k2"}}

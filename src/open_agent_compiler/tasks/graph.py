@@ -145,8 +145,11 @@ class TestPlan:
                                     planning.discovered_imports(options, self.names, self.shared),
                                     invoker=self.invoker_key,
                                     judge=self.judge_key)
+        self.scopes: dict[str, str] | None = {} if self.shared is not None else None  # test id → key scope
         self.keys = planning.test_keys(self.cases, self.resolved, self.compiled, options, self.keyer,
-                                       options.state_dir / "key-cache" / f"{options.dialect}.json")
+                                       options.state_dir / "key-cache" / f"{options.dialect}.json",
+                                       self.shared.scoped_keys(self.names) if self.shared is not None else None,
+                                       self.scopes)
         if self.shared is not None:
             self._adopt_shared_passes()
             backend = getattr(Globals.dep_manager, "backend", None)
@@ -419,6 +422,8 @@ def test_action(run_id: str, task: Any) -> None | TaskFailed:
                         "duration_s": round(outcome.duration_s, 6), "parts": parts.model_dump(mode="json")})
     if imports:
         task.values["imports"] = imports
+    if plan.scopes is not None and not parts.files and test_id in plan.scopes:  # shared: its key is its scope's
+        task.values["scope"] = plan.scopes[test_id]
     return None
 
 

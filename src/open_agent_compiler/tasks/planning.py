@@ -185,12 +185,21 @@ def shared_session(options: TestOptions, task_names: list[str]) -> SharedSession
 
 
 def test_keys(cases: list[TestCase], resolved: ResolvedConfig, compiled: Compiled, options: TestOptions,
-              keyer: Keyer, cache_path: Path) -> dict[str, str]:
-    """test id → key: from the key cache where an agent's scope is unchanged, else computed."""
+              keyer: Keyer, cache_path: Path, shared: dict[str, dict[str, str]] | None = None,
+              scopes: dict[str, str] | None = None) -> dict[str, str]:
+    """test id → key: from the key cache where an agent's scope is unchanged, else computed. `shared`: scope →
+    {test id → key} the shared state knows (`SharedSession.scoped_keys`), used where the local cache has no key;
+    `scopes` receives test id → scope for every key that has one (pushed with its outcome)."""
     cache = load_key_cache(cache_path)
+    for scope, keys in (shared or {}).items():
+        known = cache.entries.setdefault(scope, {})
+        for test_id, key in keys.items():
+            known.setdefault(test_id, key)
     keys = cache.keys(cases, resolved, compiled.artifact_digests, options.dialect,
                       (options.variant, options.hermetic), keyer.parts_of, pinned=set(keyer.discovered),
                       invoker=keyer.invoker, judge=keyer.judge)
+    if scopes is not None:
+        scopes.update(cache.scope_of)
     with on_state(cache_path, "write the cache"):
         save_key_cache(cache_path, cache)
     return keys

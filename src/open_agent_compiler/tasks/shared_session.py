@@ -21,7 +21,8 @@ from open_agent_compiler.errors import OacError
 from open_agent_compiler.tasks.shared_store import Known, Outcome, SharedStateError, SharedStore
 
 OUTBOX_DDL = ("create table if not exists shared_outbox (seq integer primary key autoincrement, task_id text not null,"
-              " key text not null, status text not null, finished_at text, imports text, duration_s real)")
+              " key text not null, status text not null, finished_at text, imports text, duration_s real, scope text)")
+OUTBOX_COLUMNS = "task_id, key, status, finished_at, imports, duration_s, scope"
 _SESSIONS: dict[str, "SharedSession"] = {}
 
 
@@ -36,15 +37,14 @@ def session_for(db_path: str | os.PathLike[str]) -> "SharedSession | None":
 
 def read_outbox(conn: sqlite3.Connection) -> list[tuple[int, Outcome]]:
     conn.execute(OUTBOX_DDL)
-    rows = conn.execute("select seq, task_id, key, status, finished_at, imports, duration_s from shared_outbox "
-                        "order by seq").fetchall()
+    rows = conn.execute(f"select seq, {OUTBOX_COLUMNS} from shared_outbox order by seq").fetchall()
     return [(seq, Outcome(task_id, key, status, finished or "", tuple(json.loads(imports)) if imports else None,
-                          duration)) for seq, task_id, key, status, finished, imports, duration in rows]
+                          duration, scope)) for seq, task_id, key, status, finished, imports, duration, scope in rows]
 
 
 def outbox_rows(outcomes: list[Outcome]) -> list[tuple[Any, ...]]:
     return [(o.task_id, o.key, o.status, o.finished_at, json.dumps(list(o.imports)) if o.imports else None,
-             o.duration_s) for o in outcomes]
+             o.duration_s, o.scope) for o in outcomes]
 
 
 class SharedSession:
@@ -96,6 +96,23 @@ class SharedSession:
         if not passes:
             return None
         return list(max(passes, key=lambda known: known.recorded_at).imports or ()) or None
+
+    def scoped_keys(self, names: dict[str, str]) -> dict[str, dict[str, str]]:
+        """key-cache scope → {test id → key} of the shared outcomes (`names`: test id → task name), for a
+        checkout without a key cache of its own. A key is a function of its scope for every test whose key covers
+        no files, which are the only keys pushed with a scope; a test with two keys under one scope (not from
+        this oac) gets none, and is keyed here."""
+        found: dict[str, dict[str, str]] = {}
+        torn: set[tuple[str, str]] = set()
+        for test_id, name in names.items():
+            for key, known in self.known.get(name, {}).items():
+                if known.scope is not None:
+                    keys = found.setdefault(known.scope, {})
+                    if keys.setdefault(test_id, key) != key:
+                        torn.add((known.scope, test_id))
+        for scope, test_id in torn:
+            del found[scope][test_id]
+        return found
 
     def last(self, task_id: str, key: str) -> Known | None:
         return self.known.get(task_id, {}).get(key)

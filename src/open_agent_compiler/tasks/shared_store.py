@@ -16,7 +16,7 @@ from urllib.parse import unquote, urlsplit
 
 from open_agent_compiler.errors import OacError
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 CONNECT_TIMEOUT_S = 5
 STATEMENT_TIMEOUT_MS = 30_000
 _SCHEMES = ("postgresql", "postgres")
@@ -34,6 +34,8 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
         " primary key (project, task_id, key))",
         "create index if not exists oac_outcomes_recorded on oac_outcomes (project, recorded_at)",
     ),
+    # the key-cache scope a key was computed under (testing.key_cache): a fresh checkout reads its keys from it
+    2: ("alter table oac_outcomes add column if not exists scope text",),
 }
 
 
@@ -50,6 +52,7 @@ class Outcome(NamedTuple):
     finished_at: str
     imports: tuple[str, ...] | None
     duration_s: float | None
+    scope: str | None = None  # the key-cache scope of the key (None: the key covers files, keyed afresh)
 
 
 class Known(NamedTuple):
@@ -59,6 +62,7 @@ class Known(NamedTuple):
     finished_at: str | None
     imports: tuple[str, ...] | None
     recorded_at: float  # seconds since the epoch: the server's commit order
+    scope: str | None = None  # the key-cache scope the key was computed under, if it has one
 
 
 def check_url(url: str) -> str:
@@ -172,14 +176,14 @@ class SharedStore:
             return {}
         with self._errors("read"):
             rows = self._conn.execute(
-                "select task_id, key, status, finished_at, imports, extract(epoch from recorded_at)::float8 "
+                "select task_id, key, status, finished_at, imports, extract(epoch from recorded_at)::float8, scope "
                 "from oac_outcomes where project = %s and starts_with(task_id, %s)",
                 (self.project, os.path.commonprefix(list(wanted)))).fetchall()
         found: dict[str, dict[str, Known]] = {}
-        for task_id, key, status, finished, imports, recorded in rows:
+        for task_id, key, status, finished, imports, recorded, scope in rows:
             if task_id in wanted:
                 found.setdefault(task_id, {})[key] = Known(status, finished, tuple(imports) if imports else None,
-                                                           recorded)
+                                                           recorded, scope)
         return found
 
     def push(self, outcomes: list[Outcome]) -> None:
@@ -193,15 +197,16 @@ class SharedStore:
         for outcome in outcomes:  # the last outcome of a task under a key within one batch wins
             last[(outcome.task_id, outcome.key)] = outcome
         rows = [(self.project, o.task_id, o.key, o.status, o.finished_at,
-                 Jsonb(list(o.imports)) if o.imports else None, o.duration_s)
+                 Jsonb(list(o.imports)) if o.imports else None, o.duration_s, o.scope)
                 for _, o in sorted(last.items())]
         with self._errors("write"), self._conn.transaction():
             with self._conn.cursor() as cursor:
                 cursor.executemany(
-                    "insert into oac_outcomes (project, task_id, key, status, finished_at, imports, duration_s) "
-                    "values (%s, %s, %s, %s, %s, %s, %s) on conflict (project, task_id, key) do update set "
-                    "status = excluded.status, finished_at = excluded.finished_at, recorded_at = now(), "
-                    "imports = coalesce(excluded.imports, oac_outcomes.imports), duration_s = excluded.duration_s",
+                    "insert into oac_outcomes (project, task_id, key, status, finished_at, imports, duration_s, "
+                    "scope) values (%s, %s, %s, %s, %s, %s, %s, %s) on conflict (project, task_id, key) do update "
+                    "set status = excluded.status, finished_at = excluded.finished_at, recorded_at = now(), "
+                    "imports = coalesce(excluded.imports, oac_outcomes.imports), duration_s = excluded.duration_s, "
+                    "scope = coalesce(excluded.scope, oac_outcomes.scope)",
                     rows)
 
     def prune(self, older_than_s: float) -> int:
