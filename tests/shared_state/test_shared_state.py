@@ -321,3 +321,23 @@ def test_two_keys_under_one_scope_give_none(tmp_path):
                             "k3": Known("pass", "a", None, 3.0, None)},
                      "n2": {"k4": Known("pass", "a", None, 1.0, "s1"), "k5": Known("pass", "a", None, 2.0, "s1")}}
     assert session.scoped_keys({"t1": "n1", "t2": "n2", "t3": "n3"}) == {"s1": {"t1": "k1"}, "s2": {"t1": "k2"}}
+
+
+def test_a_version_1_database_is_migrated_and_its_passes_still_count(pg, tmp_path, monkeypatch):
+    import psycopg
+
+    from open_agent_compiler.tasks.shared_store import MIGRATIONS, SharedStore
+
+    with psycopg.connect(pg.url(pg.database), password=PASSWORD, autocommit=True) as conn:  # as oac 1 left it
+        conn.execute("create table oac_schema (version integer not null)")
+        for statement in MIGRATIONS[1]:
+            conn.execute(statement)
+        conn.execute("insert into oac_schema (version) values (1)")
+        conn.execute("insert into oac_outcomes (project, task_id, key, status) values ('demo', 't', 'k', 'pass')")
+    monkeypatch.setenv("PGPASSWORD", PASSWORD)
+    store = SharedStore(pg.url(pg.database), "demo").connect()
+    try:
+        assert store.status()["schema_version"] == 2
+        assert store.fetch(["t"])["t"]["k"].status == "pass" and store.fetch(["t"])["t"]["k"].scope is None
+    finally:
+        store.close()
