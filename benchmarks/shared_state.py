@@ -1,6 +1,7 @@
 """Shared green state on PostgreSQL against local sqlite, measured in one run (issue: shared state).
 
-    python benchmarks/shared_state.py [--tests 5000] [--reps 5] [--out benchmarks/results/shared-state-latest.json]
+    python benchmarks/shared_state.py [--tests 5000] [--reps 5] [--before OLD/src] [--after NEW/src]
+                                      [--out benchmarks/results/shared-state-latest.json]
 
 Starts a real PostgreSQL server (initdb + pg_ctl into a temporary folder on 127.0.0.1, as the tests do), generates
 the synthetic suite, and times, interleaved rep by rep (median reported):
@@ -52,6 +53,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--tests", type=int, default=5000)
     parser.add_argument("--reps", type=int, default=5)
+    parser.add_argument("--before", type=Path, default=None,
+                        help="the src folder of an earlier version (e.g. from `git archive`): timed in the same "
+                             "run, interleaved, with folders and a database of its own")
+    parser.add_argument("--after", type=Path, default=None,
+                        help="the src folder of the version to measure (default: the installed one)")
     parser.add_argument("--out", type=Path, default=HERE / "results" / "shared-state-latest.json")
     args = parser.parse_args()
     reason = unavailable()
@@ -62,38 +68,48 @@ def main() -> None:
     try:
         source = generate(work / "source", Spec.for_tests(args.tests))
         (source / "pyproject.toml").write_text(f'[tool.oac]\nproject = "{PROJECT}"\n')
-        local, shared = work / "local", work / "shared"
-        for target in (local, shared):
-            shutil.copytree(source, target)
-        base_env = {k: v for k, v in os.environ.items() if k not in ("OAC_STATE_URL", "OAC_HERMETIC")}
-        shared_env = {**base_env, **server.env("oac")}
+        base_env = {k: v for k, v in os.environ.items() if k not in ("OAC_STATE_URL", "OAC_HERMETIC", "PYTHONPATH")}
+        after = args.after.resolve() if args.after else None
+        versions = {"after": after} if args.before is None else {"before": args.before.resolve(), "after": after}
         argv = [str(OAC), "test", "agents:registry", "--config", "prod"]
-        timed(argv, local, base_env)  # cold runs: every test proved once, locally and in the database
-        timed(argv, shared, shared_env)
         # The second machine checks out where the first one did (as CI runners do): the synthetic registry's
         # handler tools name their scripts by absolute path, so their definitions (and keys) follow the folder.
         fresh = work / "fresh"
-        shutil.copytree(source, fresh)
-        timed(argv, fresh, shared_env)
-        shutil.rmtree(fresh)
-        samples: dict[str, list[float]] = {"local warm": [], "shared warm": [], "second machine": []}
-        for rep in range(args.reps):
-            samples["local warm"].append(timed(argv, local, base_env, args.tests))
-            samples["shared warm"].append(timed(argv, shared, shared_env, args.tests))
-            shutil.copytree(source, fresh)
-            samples["second machine"].append(timed(argv, fresh, shared_env, args.tests))
+        envs: dict[str, tuple[dict[str, str], dict[str, str]]] = {}
+        for version, src in versions.items():
+            code = {"PYTHONPATH": str(src)} if src else {}
+            local_env = {**base_env, **code}
+            shared_env = {**local_env, **server.env(server.fresh_database(f"oac_{version}"))}
+            envs[version] = (local_env, shared_env)
+            for target in (work / f"local-{version}", work / f"shared-{version}", fresh):
+                shutil.copytree(source, target)
+            # cold runs: every test proved once, locally and in the database (a version's keys are its own)
+            timed(argv, work / f"local-{version}", local_env)
+            timed(argv, work / f"shared-{version}", shared_env)
+            timed(argv, fresh, shared_env)
             shutil.rmtree(fresh)
-        medians = {name: statistics.median(values) for name, values in samples.items()}
-        ratios = {name: medians[name] / medians["local warm"] for name in ("shared warm", "second machine")}
-        report = {"tests": args.tests, "reps": args.reps, "samples_s": samples, "median_s": medians,
-                  "ratio_to_local_warm": ratios, "target": TARGET,
-                  "verdict": {name: "PASS" if ratio <= TARGET else "MISS" for name, ratio in ratios.items()}}
+        samples: dict[str, dict[str, list[float]]] = {
+            version: {"local warm": [], "shared warm": [], "second machine": []} for version in versions}
+        for rep in range(args.reps):
+            for version, (local_env, shared_env) in envs.items():
+                found = samples[version]
+                found["local warm"].append(timed(argv, work / f"local-{version}", local_env, args.tests))
+                found["shared warm"].append(timed(argv, work / f"shared-{version}", shared_env, args.tests))
+                shutil.copytree(source, fresh)
+                found["second machine"].append(timed(argv, fresh, shared_env, args.tests))
+                shutil.rmtree(fresh)
+        report: dict[str, object] = {"tests": args.tests, "reps": args.reps, "target": TARGET}
+        for version in versions:
+            medians = {name: statistics.median(values) for name, values in samples[version].items()}
+            ratios = {name: medians[name] / medians["local warm"] for name in ("shared warm", "second machine")}
+            report[version] = {"samples_s": samples[version], "median_s": medians, "ratio_to_local_warm": ratios,
+                               "verdict": {name: "PASS" if ratio <= TARGET else "MISS"
+                                           for name, ratio in ratios.items()}}
+            for name, median in medians.items():
+                ratio = f"  {ratios[name]:.2f}x local warm (target <= {TARGET}x)" if name in ratios else ""
+                print(f"{version:6s} {name:15s} {median:7.3f} s{ratio}")
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps(report, indent=2) + "\n")
-        for name, median in medians.items():
-            ratio = f"  {ratios[name]:.2f}x local warm ({report['verdict'][name]}, target <= {TARGET}x)" \
-                if name in ratios else ""
-            print(f"{name:15s} {median:7.3f} s{ratio}")
     finally:
         server.close()
         shutil.rmtree(work, ignore_errors=True)
