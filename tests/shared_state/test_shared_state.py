@@ -341,3 +341,23 @@ def test_a_version_1_database_is_migrated_and_its_passes_still_count(pg, tmp_pat
         assert store.fetch(["t"])["t"]["k"].status == "pass" and store.fetch(["t"])["t"]["k"].scope is None
     finally:
         store.close()
+
+
+def test_a_session_started_under_another_prefix_still_reads_every_planned_task(pg, tmp_path, monkeypatch):
+    """The background read selects by the config's name prefix; a planned task outside it (never expected) is read
+    again exactly, so a failure under its key is never missed."""
+    from open_agent_compiler.tasks.shared_session import SharedSession
+    from open_agent_compiler.tasks.shared_store import Outcome, SharedStore
+
+    monkeypatch.setenv("PGPASSWORD", PASSWORD)
+    store = SharedStore(pg.url(pg.database), "demo").connect()
+    store.push([Outcome("test:prod:a", "k", "fail", "t", None, None), Outcome("test:dev:a", "k", "pass", "t", None, None)])
+    store.close()
+    for prefix in ("test:dev:", "test:prod:"):
+        session = SharedSession(pg.url(pg.database), "demo", tmp_path / "state.db", required=True).start(prefix)
+        try:
+            session.open(["test:prod:a"])
+            assert session.known == {"test:prod:a": {"k": session.known["test:prod:a"]["k"]}}
+            assert session.last("test:prod:a", "k").status == "fail"
+        finally:
+            session.close()

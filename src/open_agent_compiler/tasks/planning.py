@@ -176,12 +176,13 @@ def project_name(options: TestOptions) -> str:
     return name if isinstance(name, str) and name else options.root.name
 
 
-def shared_session(options: TestOptions, task_names: list[str]) -> SharedSession | None:
-    """The run's shared state, read once for every planned test (None: the state is local only)."""
+def shared_session(options: TestOptions, prefix: str) -> SharedSession | None:
+    """The run's shared state, connecting and reading the outcomes of the tasks named `prefix`… in the
+    background; `open` it with the planned tasks (None: the state is local only)."""
     if options.state is None:
         return None
     return SharedSession(options.state, project_name(options), options.state_db,
-                         required=options.require_shared_state).open(task_names)
+                         required=options.require_shared_state).start(prefix)
 
 
 def test_keys(cases: list[TestCase], resolved: ResolvedConfig, compiled: Compiled, options: TestOptions,

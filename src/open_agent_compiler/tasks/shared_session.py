@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from open_agent_compiler.errors import OacError
-from open_agent_compiler.tasks.shared_store import Known, Outcome, SharedStateError, SharedStore
+from open_agent_compiler.tasks.shared_store import Known, Outcome, SharedStateError, SharedStore, only
 
 OUTBOX_DDL = ("create table if not exists shared_outbox (seq integer primary key autoincrement, task_id text not null,"
               " key text not null, status text not null, finished_at text, imports text, duration_s real, scope text)")
@@ -60,24 +60,58 @@ class SharedSession:
         self.failure: str | None = None  # why the server was given up on, if it was
         self.pushed = 0
         self._lock = threading.Lock()
+        self._opening: threading.Thread | None = None  # connects while the plan loads the registry (`start`)
+        self._prefix = ""
+        self._fetched: dict[str, dict[str, Known]] = {}
+        self._error: BaseException | None = None
 
     @property
     def online(self) -> bool:
         return self.failure is None and self.store._conn is not None
 
     # planning -------------------------------------------------------------------------------------------------
-    def open(self, task_ids: list[str]) -> "SharedSession":
-        """Connect, push the outbox, read every planned test's outcomes; unreachable: go on locally (or refuse)."""
-        _SESSIONS[os.path.abspath(self.db_path)] = self
+    def start(self, prefix: str) -> "SharedSession":
+        """Connect, push the outbox and read the outcomes of every task named `prefix`… in a thread, so that
+        importing the driver, connecting and the round trip overlap the plan's loading of the registry. It ends
+        by itself (bounded by the connect and statement timeouts); `open` waits for it."""
+        self._prefix = prefix
+        self._opening = threading.Thread(target=self._connect_and_read, name="oac-shared-open", daemon=True)
+        self._opening.start()
+        return self
+
+    def _connect_and_read(self) -> None:
         try:
             self.store.connect()
-            self.push_outbox()
-            self.known = self.store.fetch(task_ids)
-        except SharedStateError as exc:
+            self.push_outbox()  # a failed push gives up on the server by itself (one line)
+            if self.failure is None:
+                self._fetched = self.store.fetch_under(self._prefix)
+        except BaseException as exc:  # noqa: BLE001 - handed to `open`, in the planning thread
+            self._error = exc
+
+    def open(self, task_ids: list[str]) -> "SharedSession":
+        """The outcomes of every planned test (read by `start`, or here); unreachable: go on locally (or
+        refuse)."""
+        _SESSIONS[os.path.abspath(self.db_path)] = self
+        wanted = set(task_ids)
+        if self._opening is None or not all(task_id.startswith(self._prefix) for task_id in wanted):
+            if self._opening is not None:
+                self._opening.join()
+            self._opening = None
+            self.start(os.path.commonprefix(list(wanted)))
+        assert self._opening is not None
+        self._opening.join()
+        self._opening = None
+        error, self._error = self._error, None
+        fetched, self._fetched = self._fetched, {}
+        if isinstance(error, SharedStateError):
             if self.required:
                 self.store.close()
-                raise OacError(f"{exc} (--require-shared-state)") from None
-            self.give_up(exc)
+                raise OacError(f"{error} (--require-shared-state)") from None
+            self.give_up(error)
+        elif error is not None:
+            self.store.close()
+            raise error
+        self.known = only(fetched, wanted)
         return self
 
     def give_up(self, exc: SharedStateError) -> None:

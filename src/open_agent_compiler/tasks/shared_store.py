@@ -101,6 +101,11 @@ def parse_age(text: str) -> float:
     return float(found.group(1)) * _UNIT_SECONDS[found.group(2)]
 
 
+def only(found: dict[str, dict[str, Known]], wanted: set[str]) -> dict[str, dict[str, Known]]:
+    """The outcomes of the wanted tasks."""
+    return {task_id: keys for task_id, keys in found.items() if task_id in wanted}
+
+
 class SharedStore:
     """One connection to the shared state of one project."""
 
@@ -168,22 +173,24 @@ class SharedStore:
 
     # reads and writes -----------------------------------------------------------------------------------------
     def fetch(self, task_ids: Iterable[str]) -> dict[str, dict[str, Known]]:
-        """task → key → last outcome, for the given tasks, in one round trip. The server selects by the tasks'
-        common name prefix (a 5,000-name array parameter cost more to send and plan than the rows it saves); the
-        rows of other tasks under that prefix are dropped here."""
+        """task → key → last outcome, for the given tasks, in one round trip."""
         wanted = set(task_ids)
         if not wanted:
             return {}
+        return only(self.fetch_under(os.path.commonprefix(list(wanted))), wanted)
+
+    def fetch_under(self, prefix: str) -> dict[str, dict[str, Known]]:
+        """task → key → last outcome of every task whose name starts with `prefix`, in one round trip. A run
+        selects by its tasks' common prefix and drops the others (`only`): a 5,000-name array parameter cost more
+        to send and plan than the rows it saves."""
         with self._errors("read"):
             rows = self._conn.execute(
                 "select task_id, key, status, finished_at, imports, extract(epoch from recorded_at)::float8, scope "
-                "from oac_outcomes where project = %s and starts_with(task_id, %s)",
-                (self.project, os.path.commonprefix(list(wanted)))).fetchall()
+                "from oac_outcomes where project = %s and starts_with(task_id, %s)", (self.project, prefix)).fetchall()
         found: dict[str, dict[str, Known]] = {}
         for task_id, key, status, finished, imports, recorded, scope in rows:
-            if task_id in wanted:
-                found.setdefault(task_id, {})[key] = Known(status, finished, tuple(imports) if imports else None,
-                                                           recorded, scope)
+            found.setdefault(task_id, {})[key] = Known(status, finished, tuple(imports) if imports else None,
+                                                       recorded, scope)
         return found
 
     def push(self, outcomes: list[Outcome]) -> None:
