@@ -192,6 +192,7 @@ def test_keys(cases: list[TestCase], resolved: ResolvedConfig, compiled: Compile
     {test id → key} the shared state knows (`SharedSession.scoped_keys`), used where the local cache has no key;
     `scopes` receives test id → scope for every key that has one (pushed with its outcome)."""
     cache = load_key_cache(cache_path)
+    seeded = set((shared or {}).keys() - cache.entries.keys())
     for scope, keys in (shared or {}).items():
         known = cache.entries.setdefault(scope, {})
         for test_id, key in keys.items():
@@ -199,6 +200,8 @@ def test_keys(cases: list[TestCase], resolved: ResolvedConfig, compiled: Compile
     keys = cache.keys(cases, resolved, compiled.artifact_digests, options.dialect,
                       (options.variant, options.hermetic), keyer.parts_of, pinned=set(keyer.discovered),
                       invoker=keyer.invoker, judge=keyer.judge)
+    for scope in seeded - cache.kept.keys():  # other branches' scopes: not this cache's (nor a reason to save it)
+        del cache.entries[scope]
     if scopes is not None:
         scopes.update(cache.scope_of)
     with on_state(cache_path, "write the cache"):

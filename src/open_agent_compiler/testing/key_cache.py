@@ -23,7 +23,7 @@ class KeyCache:
     def __init__(self, entries: Mapping[str, Mapping[str, str]] | None = None) -> None:
         self.entries = {scope: dict(keys) for scope, keys in (entries or {}).items()}
         self.kept: dict[str, dict[str, str]] = {}
-        self.scope_of: dict[str, str] = {}  # test id → the scope its key was looked up or kept under
+        self.scope_of: dict[str, str] = {}  # test id → the scope its key is kept under
 
     @property
     def changed(self) -> bool:
