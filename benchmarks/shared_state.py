@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -36,12 +37,22 @@ TARGET = 1.5
 PROJECT = "oac-bench"  # every checkout one project (the default, the folder name, would differ per checkout)
 
 
+CPU: dict[str, list[float]] = {}  # what `timed` measured last: CPU seconds (user + system) of the run's processes
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def timed(argv: list[str], cwd: Path, env: dict[str, str], skipped: int | None = None) -> float:
-    """Wall time of one run; `skipped`: how many tests it must skip (a timed warm run that ran tests would
-    measure something else)."""
+    """Wall time of one run (its CPU time goes to CPU["last"]); `skipped`: how many tests it must skip (a timed
+    warm run that ran tests would measure something else)."""
+    cpu = _children_cpu()
     started = time.perf_counter()
     done = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=1800)
     elapsed = time.perf_counter() - started
+    CPU["last"] = [_children_cpu() - cpu]
     if done.returncode != 0:
         raise SystemExit(f"{' '.join(argv)} in {cwd} exited {done.returncode}:\n{done.stdout[-2000:]}{done.stderr}")
     if skipped is not None and f" passed=0 failed=0 skipped={skipped} " not in done.stdout:
@@ -90,24 +101,38 @@ def main() -> None:
             shutil.rmtree(fresh)
         samples: dict[str, dict[str, list[float]]] = {
             version: {"local warm": [], "shared warm": [], "second machine": []} for version in versions}
+        cpu: dict[str, dict[str, list[float]]] = {
+            version: {"local warm": [], "shared warm": [], "second machine": []} for version in versions}
         for rep in range(args.reps):
             for version, (local_env, shared_env) in envs.items():
-                found = samples[version]
+                found, used = samples[version], cpu[version]
                 found["local warm"].append(timed(argv, work / f"local-{version}", local_env, args.tests))
+                used["local warm"] += CPU["last"]
                 found["shared warm"].append(timed(argv, work / f"shared-{version}", shared_env, args.tests))
+                used["shared warm"] += CPU["last"]
                 shutil.copytree(source, fresh)
                 found["second machine"].append(timed(argv, fresh, shared_env, args.tests))
+                used["second machine"] += CPU["last"]
                 shutil.rmtree(fresh)
         report: dict[str, object] = {"tests": args.tests, "reps": args.reps, "target": TARGET}
         for version in versions:
             medians = {name: statistics.median(values) for name, values in samples[version].items()}
             ratios = {name: medians[name] / medians["local warm"] for name in ("shared warm", "second machine")}
+            # the same rep's runs follow each other, so their ratio suffers less from a machine whose load changes
+            paired = {name: statistics.median(s / l for s, l in zip(samples[version][name],
+                                                                     samples[version]["local warm"]))
+                      for name in ratios}
+            cpu_medians = {name: statistics.median(values) for name, values in cpu[version].items()}
+            cpu_ratios = {name: cpu_medians[name] / cpu_medians["local warm"] for name in ratios}
             report[version] = {"samples_s": samples[version], "median_s": medians, "ratio_to_local_warm": ratios,
+                               "median_of_paired_ratios": paired, "cpu_samples_s": cpu[version],
+                               "cpu_median_s": cpu_medians, "cpu_ratio_to_local_warm": cpu_ratios,
                                "verdict": {name: "PASS" if ratio <= TARGET else "MISS"
                                            for name, ratio in ratios.items()}}
             for name, median in medians.items():
-                ratio = f"  {ratios[name]:.2f}x local warm (target <= {TARGET}x)" if name in ratios else ""
-                print(f"{version:6s} {name:15s} {median:7.3f} s{ratio}")
+                ratio = (f"  {ratios[name]:.2f}x local warm (paired {paired[name]:.2f}x, CPU {cpu_ratios[name]:.2f}x;"
+                         f" target <= {TARGET}x)") if name in ratios else ""
+                print(f"{version:6s} {name:15s} {median:7.3f} s (CPU {cpu_medians[name]:6.3f} s){ratio}")
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps(report, indent=2) + "\n")
     finally:
