@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from open_agent_compiler.errors import OacError
-from open_agent_compiler.tasks.shared_session import OUTBOX_DDL, SharedSession, outbox_rows, session_for
+from open_agent_compiler.tasks.shared_session import OUTBOX_COLUMNS, OUTBOX_DDL, SharedSession, outbox_rows, session_for
 from open_agent_compiler.tasks.shared_store import Outcome
 from open_agent_compiler.tasks.state_paths import state_error
 
@@ -149,6 +149,12 @@ class OacStateDB:
         conn.execute("pragma journal_mode=wal")
         conn.execute("pragma synchronous=normal")
         conn.execute(OUTBOX_DDL)
+        if "scope" not in {row[1] for row in conn.execute("pragma table_info(shared_outbox)")}:
+            try:  # an outbox from before scopes were shared
+                conn.execute("alter table shared_outbox add column scope text")
+            except sqlite3.OperationalError as exc:
+                if "duplicate column" not in str(exc):  # another run added it first
+                    raise
         conn.execute("create table if not exists doit (task_id text not null primary key, task_data json, "
                      + ", ".join(f"{column} text" for column in COLUMNS) + ")")
         columns = {row[1] for row in conn.execute("pragma table_info(doit)")}
@@ -221,7 +227,8 @@ class OacStateDB:
                     and value.get("status") == "pass" and "key" in value and not value.get("shared")):
                 imports = value.get("imports")
                 self._outbox.append(Outcome(task_id, value["key"], "pass", value.get("at") or "",
-                                            tuple(imports) if imports else None, value.get("duration_s")))
+                                            tuple(imports) if imports else None, value.get("duration_s"),
+                                            value.get("scope")))
         if self._flusher is None:
             self._start_flusher()
 
@@ -327,8 +334,8 @@ class OacStateDB:
                 conn.executemany("insert or replace into doit (task_id, task_data, " + ", ".join(COLUMNS)
                                  + ") values (?, ?, " + ", ".join("?" for _ in COLUMNS) + ")", rows)
                 conn.executemany("delete from doit where task_id = ?", gone)
-                conn.executemany("insert into shared_outbox (task_id, key, status, finished_at, imports, duration_s)"
-                                 " values (?, ?, ?, ?, ?, ?)", outbox)
+                conn.executemany(f"insert into shared_outbox ({OUTBOX_COLUMNS}) values (?, ?, ?, ?, ?, ?, ?)",
+                                 outbox)
             self._write(work)
             # Committed: a done task's row is read back from the file if anything asks again (cold peak RSS:
             # 5,000 rows with their key parts were held until the end of the run).

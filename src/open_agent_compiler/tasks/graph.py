@@ -107,6 +107,8 @@ class TestPlan:
         self.run_id = uuid.uuid4().hex
         self.root = options.root  # resolved once: `options.root` resolves the path on every call
         self.results_path = options.results_path
+        # None: local state only; else it connects and reads while the registry loads (opened below)
+        self.shared = planning.shared_session(options, f"{TEST_GROUP}:{_UNSAFE.sub('_', options.config + ':')}")
         # user code that runs at load time is bounded by the run's --timeout: blocked, it is one line and exit 2
         self.resolved: ResolvedConfig = planning.bounded(options, f"factory {options.factory!r}", planning.load,
                                                          options)
@@ -125,7 +127,8 @@ class TestPlan:
         self.by_id = {case.test_id: case for case in self.cases}
         self.names = {case.test_id: f"{TEST_GROUP}:{task_name(options.config, case.test_id)}" for case in self.cases}
         self.test_ids = {name: test_id for test_id, name in self.names.items()}
-        self.shared = planning.shared_session(options, list(self.test_ids))  # None: local state only
+        if self.shared is not None:
+            self.shared.open(list(self.test_ids))
         # --repeat N: each repeat its own task, never green-skipped (tasks.repeats); task name → repeat index
         self.repeat = options.repeat
         self.repeat_of: dict[str, int] = {}
@@ -145,8 +148,11 @@ class TestPlan:
                                     planning.discovered_imports(options, self.names, self.shared),
                                     invoker=self.invoker_key,
                                     judge=self.judge_key)
+        self.scopes: dict[str, str] | None = {} if self.shared is not None else None  # test id → key scope
         self.keys = planning.test_keys(self.cases, self.resolved, self.compiled, options, self.keyer,
-                                       options.state_dir / "key-cache" / f"{options.dialect}.json")
+                                       options.state_dir / "key-cache" / f"{options.dialect}.json",
+                                       self.shared.scoped_keys(self.names) if self.shared is not None else None,
+                                       self.scopes)
         if self.shared is not None:
             self._adopt_shared_passes()
             backend = getattr(Globals.dep_manager, "backend", None)
@@ -419,6 +425,8 @@ def test_action(run_id: str, task: Any) -> None | TaskFailed:
                         "duration_s": round(outcome.duration_s, 6), "parts": parts.model_dump(mode="json")})
     if imports:
         task.values["imports"] = imports
+    if plan.scopes is not None and not parts.files and test_id in plan.scopes:  # shared: its key is its scope's
+        task.values["scope"] = plan.scopes[test_id]
     return None
 
 

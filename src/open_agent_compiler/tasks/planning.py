@@ -176,21 +176,34 @@ def project_name(options: TestOptions) -> str:
     return name if isinstance(name, str) and name else options.root.name
 
 
-def shared_session(options: TestOptions, task_names: list[str]) -> SharedSession | None:
-    """The run's shared state, read once for every planned test (None: the state is local only)."""
+def shared_session(options: TestOptions, prefix: str) -> SharedSession | None:
+    """The run's shared state, connecting and reading the outcomes of the tasks named `prefix`… in the
+    background; `open` it with the planned tasks (None: the state is local only)."""
     if options.state is None:
         return None
     return SharedSession(options.state, project_name(options), options.state_db,
-                         required=options.require_shared_state).open(task_names)
+                         required=options.require_shared_state).start(prefix)
 
 
 def test_keys(cases: list[TestCase], resolved: ResolvedConfig, compiled: Compiled, options: TestOptions,
-              keyer: Keyer, cache_path: Path) -> dict[str, str]:
-    """test id → key: from the key cache where an agent's scope is unchanged, else computed."""
+              keyer: Keyer, cache_path: Path, shared: dict[str, dict[str, str]] | None = None,
+              scopes: dict[str, str] | None = None) -> dict[str, str]:
+    """test id → key: from the key cache where an agent's scope is unchanged, else computed. `shared`: scope →
+    {test id → key} the shared state knows (`SharedSession.scoped_keys`), used where the local cache has no key;
+    `scopes` receives test id → scope for every key that has one (pushed with its outcome)."""
     cache = load_key_cache(cache_path)
+    seeded = set((shared or {}).keys() - cache.entries.keys())
+    for scope, keys in (shared or {}).items():
+        known = cache.entries.setdefault(scope, {})
+        for test_id, key in keys.items():
+            known.setdefault(test_id, key)
     keys = cache.keys(cases, resolved, compiled.artifact_digests, options.dialect,
                       (options.variant, options.hermetic), keyer.parts_of, pinned=set(keyer.discovered),
                       invoker=keyer.invoker, judge=keyer.judge)
+    for scope in seeded - cache.kept.keys():  # other branches' scopes: not this cache's (nor a reason to save it)
+        del cache.entries[scope]
+    if scopes is not None:
+        scopes.update(cache.scope_of)
     with on_state(cache_path, "write the cache"):
         save_key_cache(cache_path, cache)
     return keys

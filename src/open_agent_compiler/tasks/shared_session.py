@@ -18,10 +18,11 @@ from pathlib import Path
 from typing import Any
 
 from open_agent_compiler.errors import OacError
-from open_agent_compiler.tasks.shared_store import Known, Outcome, SharedStateError, SharedStore
+from open_agent_compiler.tasks.shared_store import Known, Outcome, SharedStateError, SharedStore, only
 
 OUTBOX_DDL = ("create table if not exists shared_outbox (seq integer primary key autoincrement, task_id text not null,"
-              " key text not null, status text not null, finished_at text, imports text, duration_s real)")
+              " key text not null, status text not null, finished_at text, imports text, duration_s real, scope text)")
+OUTBOX_COLUMNS = "task_id, key, status, finished_at, imports, duration_s, scope"
 _SESSIONS: dict[str, "SharedSession"] = {}
 
 
@@ -36,15 +37,14 @@ def session_for(db_path: str | os.PathLike[str]) -> "SharedSession | None":
 
 def read_outbox(conn: sqlite3.Connection) -> list[tuple[int, Outcome]]:
     conn.execute(OUTBOX_DDL)
-    rows = conn.execute("select seq, task_id, key, status, finished_at, imports, duration_s from shared_outbox "
-                        "order by seq").fetchall()
+    rows = conn.execute(f"select seq, {OUTBOX_COLUMNS} from shared_outbox order by seq").fetchall()
     return [(seq, Outcome(task_id, key, status, finished or "", tuple(json.loads(imports)) if imports else None,
-                          duration)) for seq, task_id, key, status, finished, imports, duration in rows]
+                          duration, scope)) for seq, task_id, key, status, finished, imports, duration, scope in rows]
 
 
 def outbox_rows(outcomes: list[Outcome]) -> list[tuple[Any, ...]]:
     return [(o.task_id, o.key, o.status, o.finished_at, json.dumps(list(o.imports)) if o.imports else None,
-             o.duration_s) for o in outcomes]
+             o.duration_s, o.scope) for o in outcomes]
 
 
 class SharedSession:
@@ -60,24 +60,58 @@ class SharedSession:
         self.failure: str | None = None  # why the server was given up on, if it was
         self.pushed = 0
         self._lock = threading.Lock()
+        self._opening: threading.Thread | None = None  # connects while the plan loads the registry (`start`)
+        self._prefix = ""
+        self._fetched: dict[str, dict[str, Known]] = {}
+        self._error: BaseException | None = None
 
     @property
     def online(self) -> bool:
         return self.failure is None and self.store._conn is not None
 
     # planning -------------------------------------------------------------------------------------------------
-    def open(self, task_ids: list[str]) -> "SharedSession":
-        """Connect, push the outbox, read every planned test's outcomes; unreachable: go on locally (or refuse)."""
-        _SESSIONS[os.path.abspath(self.db_path)] = self
+    def start(self, prefix: str) -> "SharedSession":
+        """Connect, push the outbox and read the outcomes of every task named `prefix`… in a thread, so that
+        importing the driver, connecting and the round trip overlap the plan's loading of the registry. It ends
+        by itself (bounded by the connect and statement timeouts); `open` waits for it."""
+        self._prefix = prefix
+        self._opening = threading.Thread(target=self._connect_and_read, name="oac-shared-open", daemon=True)
+        self._opening.start()
+        return self
+
+    def _connect_and_read(self) -> None:
         try:
             self.store.connect()
-            self.push_outbox()
-            self.known = self.store.fetch(task_ids)
-        except SharedStateError as exc:
+            self.push_outbox()  # a failed push gives up on the server by itself (one line)
+            if self.failure is None:
+                self._fetched = self.store.fetch_under(self._prefix)
+        except BaseException as exc:  # noqa: BLE001 - handed to `open`, in the planning thread
+            self._error = exc
+
+    def open(self, task_ids: list[str]) -> "SharedSession":
+        """The outcomes of every planned test (read by `start`, or here); unreachable: go on locally (or
+        refuse)."""
+        _SESSIONS[os.path.abspath(self.db_path)] = self
+        wanted = set(task_ids)
+        if self._opening is None or not all(task_id.startswith(self._prefix) for task_id in wanted):
+            if self._opening is not None:
+                self._opening.join()
+            self._opening = None
+            self.start(os.path.commonprefix(list(wanted)))
+        assert self._opening is not None
+        self._opening.join()
+        self._opening = None
+        error, self._error = self._error, None
+        fetched, self._fetched = self._fetched, {}
+        if isinstance(error, SharedStateError):
             if self.required:
                 self.store.close()
-                raise OacError(f"{exc} (--require-shared-state)") from None
-            self.give_up(exc)
+                raise OacError(f"{error} (--require-shared-state)") from None
+            self.give_up(error)
+        elif error is not None:
+            self.store.close()
+            raise error
+        self.known = only(fetched, wanted)
         return self
 
     def give_up(self, exc: SharedStateError) -> None:
@@ -90,11 +124,29 @@ class SharedSession:
             _warn(f"{exc}; going on with local state ({then})")
 
     def imports_of(self, task_id: str) -> list[str] | None:
-        """Project files (relative) the most recent shared pass of a test loaded: they travel with its keys."""
+        """Project files (relative) the most recent shared pass of a test loaded: they travel with its keys. None
+        when it loaded none, as in the local state (a test with discovered files is keyed afresh every run)."""
         passes = [known for known in self.known.get(task_id, {}).values() if known.status == "pass"]
         if not passes:
             return None
-        return list(max(passes, key=lambda known: known.recorded_at).imports or ())
+        return list(max(passes, key=lambda known: known.recorded_at).imports or ()) or None
+
+    def scoped_keys(self, names: dict[str, str]) -> dict[str, dict[str, str]]:
+        """key-cache scope → {test id → key} of the shared outcomes (`names`: test id → task name), for a
+        checkout without a key cache of its own. A key is a function of its scope for every test whose key covers
+        no files, which are the only keys pushed with a scope; a test with two keys under one scope (not from
+        this oac) gets none, and is keyed here."""
+        found: dict[str, dict[str, str]] = {}
+        torn: set[tuple[str, str]] = set()
+        for test_id, name in names.items():
+            for key, known in self.known.get(name, {}).items():
+                if known.scope is not None:
+                    keys = found.setdefault(known.scope, {})
+                    if keys.setdefault(test_id, key) != key:
+                        torn.add((known.scope, test_id))
+        for scope, test_id in torn:
+            del found[scope][test_id]
+        return found
 
     def last(self, task_id: str, key: str) -> Known | None:
         return self.known.get(task_id, {}).get(key)

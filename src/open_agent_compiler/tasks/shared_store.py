@@ -16,7 +16,7 @@ from urllib.parse import unquote, urlsplit
 
 from open_agent_compiler.errors import OacError
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 CONNECT_TIMEOUT_S = 5
 STATEMENT_TIMEOUT_MS = 30_000
 _SCHEMES = ("postgresql", "postgres")
@@ -34,6 +34,8 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
         " primary key (project, task_id, key))",
         "create index if not exists oac_outcomes_recorded on oac_outcomes (project, recorded_at)",
     ),
+    # the key-cache scope a key was computed under (testing.key_cache): a fresh checkout reads its keys from it
+    2: ("alter table oac_outcomes add column if not exists scope text",),
 }
 
 
@@ -50,6 +52,7 @@ class Outcome(NamedTuple):
     finished_at: str
     imports: tuple[str, ...] | None
     duration_s: float | None
+    scope: str | None = None  # the key-cache scope of the key (None: the key covers files, keyed afresh)
 
 
 class Known(NamedTuple):
@@ -59,6 +62,7 @@ class Known(NamedTuple):
     finished_at: str | None
     imports: tuple[str, ...] | None
     recorded_at: float  # seconds since the epoch: the server's commit order
+    scope: str | None = None  # the key-cache scope the key was computed under, if it has one
 
 
 def check_url(url: str) -> str:
@@ -95,6 +99,11 @@ def parse_age(text: str) -> float:
     if not found:
         raise OacError(f"--older-than {text!r}: give a number with s, m, h, d or w (e.g. 30d)")
     return float(found.group(1)) * _UNIT_SECONDS[found.group(2)]
+
+
+def only(found: dict[str, dict[str, Known]], wanted: set[str]) -> dict[str, dict[str, Known]]:
+    """The outcomes of the wanted tasks."""
+    return {task_id: keys for task_id, keys in found.items() if task_id in wanted}
 
 
 class SharedStore:
@@ -165,15 +174,23 @@ class SharedStore:
     # reads and writes -----------------------------------------------------------------------------------------
     def fetch(self, task_ids: Iterable[str]) -> dict[str, dict[str, Known]]:
         """task → key → last outcome, for the given tasks, in one round trip."""
+        wanted = set(task_ids)
+        if not wanted:
+            return {}
+        return only(self.fetch_under(os.path.commonprefix(list(wanted))), wanted)
+
+    def fetch_under(self, prefix: str) -> dict[str, dict[str, Known]]:
+        """task → key → last outcome of every task whose name starts with `prefix`, in one round trip. A run
+        selects by its tasks' common prefix and drops the others (`only`): a 5,000-name array parameter cost more
+        to send and plan than the rows it saves."""
         with self._errors("read"):
             rows = self._conn.execute(
-                "select task_id, key, status, finished_at, imports, extract(epoch from recorded_at) "
-                "from oac_outcomes where project = %s and task_id = any(%s)",
-                (self.project, list(task_ids))).fetchall()
+                "select task_id, key, status, finished_at, imports, extract(epoch from recorded_at)::float8, scope "
+                "from oac_outcomes where project = %s and starts_with(task_id, %s)", (self.project, prefix)).fetchall()
         found: dict[str, dict[str, Known]] = {}
-        for task_id, key, status, finished, imports, recorded in rows:
+        for task_id, key, status, finished, imports, recorded, scope in rows:
             found.setdefault(task_id, {})[key] = Known(status, finished, tuple(imports) if imports else None,
-                                                       float(recorded))
+                                                       recorded, scope)
         return found
 
     def push(self, outcomes: list[Outcome]) -> None:
@@ -187,15 +204,16 @@ class SharedStore:
         for outcome in outcomes:  # the last outcome of a task under a key within one batch wins
             last[(outcome.task_id, outcome.key)] = outcome
         rows = [(self.project, o.task_id, o.key, o.status, o.finished_at,
-                 Jsonb(list(o.imports)) if o.imports else None, o.duration_s)
+                 Jsonb(list(o.imports)) if o.imports else None, o.duration_s, o.scope)
                 for _, o in sorted(last.items())]
         with self._errors("write"), self._conn.transaction():
             with self._conn.cursor() as cursor:
                 cursor.executemany(
-                    "insert into oac_outcomes (project, task_id, key, status, finished_at, imports, duration_s) "
-                    "values (%s, %s, %s, %s, %s, %s, %s) on conflict (project, task_id, key) do update set "
-                    "status = excluded.status, finished_at = excluded.finished_at, recorded_at = now(), "
-                    "imports = coalesce(excluded.imports, oac_outcomes.imports), duration_s = excluded.duration_s",
+                    "insert into oac_outcomes (project, task_id, key, status, finished_at, imports, duration_s, "
+                    "scope) values (%s, %s, %s, %s, %s, %s, %s, %s) on conflict (project, task_id, key) do update "
+                    "set status = excluded.status, finished_at = excluded.finished_at, recorded_at = now(), "
+                    "imports = coalesce(excluded.imports, oac_outcomes.imports), duration_s = excluded.duration_s, "
+                    "scope = coalesce(excluded.scope, oac_outcomes.scope)",
                     rows)
 
     def prune(self, older_than_s: float) -> int:

@@ -23,6 +23,7 @@ class KeyCache:
     def __init__(self, entries: Mapping[str, Mapping[str, str]] | None = None) -> None:
         self.entries = {scope: dict(keys) for scope, keys in (entries or {}).items()}
         self.kept: dict[str, dict[str, str]] = {}
+        self.scope_of: dict[str, str] = {}  # test id → the scope its key is kept under
 
     @property
     def changed(self) -> bool:
@@ -62,5 +63,6 @@ class KeyCache:
                         keys[case.test_id] = key
                         continue
                 keys[case.test_id] = kept[case.test_id] = key
+                self.scope_of[case.test_id] = scope
             self.kept[scope] = kept
         return keys
