@@ -74,6 +74,13 @@ def _failed_last(task_name: str) -> bool:
     return backend is not None and backend.failed_last(task_name)
 
 
+def _release(task: Any, plan: TestPlan) -> None:
+    """A reported test's action and own meta are not read again (see `graph.LeanTestTask.release`)."""
+    release = getattr(task, "release", None)
+    if release is not None:
+        release(plan.task_meta)
+
+
 class OacReporter:
     """doit reporter interface. Built by us for `oac test`, or by doit (class in DOIT_CONFIG) for `doit test`."""
 
@@ -225,6 +232,7 @@ class OacReporter:
             task.values = {}
             if task.name not in info[0].repeat_of:  # recorded and saved: its key parts are not asked for again
                 info[0].keyer.forget_parts(info[1])
+            _release(task, info[0])
 
     def add_failure(self, task: Any, exception: Any) -> None:
         info = self._test_info(task)
@@ -253,6 +261,7 @@ class OacReporter:
                                        evidence=text[:500])
             outcome = TestOutcome(status="fail", score=0.0, evidence=(evidence,))
         self._finish_test(task, *info, outcome, task.meta.get("oac_finished") or now_iso())
+        _release(task, info[0])
 
     def skip_uptodate(self, task: Any) -> None:
         info = self._test_info(task)
