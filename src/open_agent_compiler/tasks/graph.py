@@ -12,6 +12,7 @@ import os
 import re
 import time
 import uuid
+from types import MappingProxyType
 from collections.abc import Iterator
 from functools import partial
 from pathlib import Path
@@ -308,6 +309,8 @@ class TestPlan:
 
 # What each test task holds itself; everything else of the prototype lives on the plan's task class.
 _OWN = frozenset(("name", "doc", "meta", "values", "file_dep", "task_dep"))
+# What a test task doit is done with still holds (see `LeanTestTask.release`).
+_KEPT = ("name", "doc", "file_dep", "task_dep", "uptodate")
 # What doit's `pickle_safe_dict` leaves out (the rest goes to -n workers).
 _NOT_SENT = frozenset(("_actions", "_action_instances", "clean_actions", "teardown", "custom_title", "value_savers",
                        "uptodate"))
@@ -343,6 +346,7 @@ class LeanTestTask(Task):
     A done test's action instances are let go by the reporter (`release`)."""
 
     __test__ = False
+    values: Any = MappingProxyType({})  # a released task's (doit does not read them again); a new task has its own
 
     def init_options(self, args: Any = None) -> Any:
         if self.options is None and not args and not self.params and not self.creator_params:
@@ -359,11 +363,15 @@ class LeanTestTask(Task):
     def pickle_safe_dict(self) -> dict[str, Any]:
         return {key: value for key, value in self.__dict__.items() if key not in _NOT_SENT}
 
-    def release(self, meta: dict[str, Any]) -> None:
-        """After doit saved and the reporter recorded the test: drop its action (captured output, values) and
-        give back the plan's shared meta, so a done task holds only what doit's bookkeeping reads."""
-        self.__dict__.pop("_action_instances", None)
-        self.meta = meta
+    def release(self, meta: dict[str, Any] | None = None) -> None:
+        """A test doit is done with (saved and reported, or skipped as up to date): keep only what doit's
+        dispatcher still reads (its name and deps) and the meta (the plan's shared one once given back). The
+        rest, its action (captured output, values), its values, options and the state doit set while running it,
+        falls back to the class's defaults; the instance's dict is rebuilt, because a dict never shrinks."""
+        own = self.__dict__
+        kept = {key: own[key] for key in _KEPT if key in own}
+        kept["meta"] = own["meta"] if meta is None else meta
+        self.__dict__ = kept
 
 
 class _Named:
