@@ -14,9 +14,9 @@ import time
 import uuid
 from types import MappingProxyType
 from collections.abc import Iterator
-from functools import partial
+from functools import cached_property, partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import xxhash
 from doit.action import PythonAction
@@ -36,13 +36,14 @@ from open_agent_compiler.errors import OacError, ResultsError
 from open_agent_compiler.tasks.state_paths import check_state_paths
 from open_agent_compiler.usercode import project_imports
 from open_agent_compiler.testing.discovery import TestCase
-from open_agent_compiler.testing.handlers import start_handler
 from open_agent_compiler.testing.keys import KeyParts, callable_specs, discovered_path
 from open_agent_compiler.testing.mocks import resolve_mock
 from open_agent_compiler.testing.prefetch import HandlerPrefetch
 from open_agent_compiler.testing.results import TestOutcome, now_iso
 from open_agent_compiler.testing import leftovers
-from open_agent_compiler.testing.runner import RunSettings, handler_call, run_case
+
+if TYPE_CHECKING:
+    from open_agent_compiler.testing.runner import RunSettings
 
 TEST_GROUP = "test"
 COMPILE_GROUP = "oac_compile"
@@ -154,15 +155,25 @@ class TestPlan:
             backend = getattr(Globals.dep_manager, "backend", None)
             if isinstance(backend, OacStateDB) and Path(backend.name).resolve() == options.state_db:
                 backend.attach_shared(self.shared)  # `doit test`: doit opened the state before this plan
-        self.settings = RunSettings(project_root=options.root, build_dir=options.build_dir, dialect=options.dialect,
-                                    timeout=options.timeout, hermetic=options.hermetic, invoker=invoker, judge=judge,
-                                    strict=options.strict)
+        self._invoker = invoker
+        self._judge = judge
         self.prefetch = HandlerPrefetch([])
         self.prefetching = False  # only `oac test` runs every task it plans; a `doit` selection may run a few
         self.green_check = GreenCheck(self)
         self.task_meta = {"oac": {"run_id": self.run_id}}  # every test task's meta until its action gives its own
         self.compile_error: str | None = None
         _PLANS[self.run_id] = self
+
+    @cached_property
+    def settings(self) -> "RunSettings":
+        """What running a test needs; the test runner (and what it imports: evaluators, handlers, the capability
+        read-back) is imported when the first test runs, never by a run whose tests are all green."""
+        from open_agent_compiler.testing.runner import RunSettings
+
+        options = self.options
+        return RunSettings(project_root=options.root, build_dir=options.build_dir, dialect=options.dialect,
+                           timeout=options.timeout, hermetic=options.hermetic, invoker=self._invoker,
+                           judge=self._judge, strict=options.strict)
 
     def _adopt_shared_passes(self) -> None:
         """Tests whose current key passed on another machine: the backend makes that its own green row, with the
@@ -286,6 +297,8 @@ class TestPlan:
                 continue
             if manager is not None and manager.status_is_ignore(_Named(name)):
                 continue
+            from open_agent_compiler.testing.runner import handler_call
+
             call = handler_call(case, self.resolved, self.settings)
             if call:
                 pending.append((case.test_id, partial(start_handler, **call)))
@@ -409,6 +422,20 @@ def compile_action(run_id: str, task: Any) -> None | TaskFailed:
         return TaskFailed(plan.compile_error)
     task.values["compiled"] = plan.compiled.key
     return None
+
+
+# The test runner and the handlers are imported when a test runs (see `TestPlan.settings`); these module-level
+# names stay the seams to them (tests and the phase timer wrap them).
+def run_case(*args: Any, **kwargs: Any) -> TestOutcome:
+    from open_agent_compiler.testing.runner import run_case as run
+
+    return run(*args, **kwargs)
+
+
+def start_handler(**call: Any) -> Any:
+    from open_agent_compiler.testing.handlers import start_handler as start
+
+    return start(**call)
 
 
 def _run(plan: TestPlan, case: TestCase) -> tuple[TestOutcome, list[str]]:

@@ -12,7 +12,6 @@ from open_agent_compiler.errors import OacError
 from open_agent_compiler.model.core.evaluator import EvaluatorResult
 from open_agent_compiler.testing.results import TestOutcome, now_iso
 from open_agent_compiler.testing.xml_text import terminal_safe
-from open_agent_compiler.tasks.junit import write_junit
 from open_agent_compiler.tasks.records import append_record, build_record, close_logs
 from open_agent_compiler.tasks.backend import OacStateDB
 from open_agent_compiler.tasks.annotations import annotate
@@ -311,6 +310,8 @@ class OacReporter:
         if self.options and self._tests_selected:  # built by doit for a dodo.py: `oac test` writes its own
             for plan in self._plans:
                 if plan.options.junit_path is not None:
+                    from open_agent_compiler.tasks.junit import write_junit  # (xml.etree: only when asked for)
+
                     write_junit(plan.options.junit_path, self.tally)
         if not self.tally.discovered and not self._tests_selected:
             return  # a doit run of other tasks only (e.g. `doit compile`): no test summary
