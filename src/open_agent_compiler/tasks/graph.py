@@ -12,12 +12,14 @@ import os
 import re
 import time
 import uuid
+from types import MappingProxyType
 from collections.abc import Iterator
-from functools import partial
+from functools import cached_property, partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import xxhash
+from doit.action import PythonAction
 from doit.exceptions import TaskFailed
 from doit.globals import Globals
 from doit.task import Task
@@ -34,13 +36,14 @@ from open_agent_compiler.errors import OacError, ResultsError
 from open_agent_compiler.tasks.state_paths import check_state_paths
 from open_agent_compiler.usercode import project_imports
 from open_agent_compiler.testing.discovery import TestCase
-from open_agent_compiler.testing.handlers import start_handler
 from open_agent_compiler.testing.keys import KeyParts, callable_specs, discovered_path
 from open_agent_compiler.testing.mocks import resolve_mock
 from open_agent_compiler.testing.prefetch import HandlerPrefetch
 from open_agent_compiler.testing.results import TestOutcome, now_iso
 from open_agent_compiler.testing import leftovers
-from open_agent_compiler.testing.runner import RunSettings, handler_call, run_case
+
+if TYPE_CHECKING:
+    from open_agent_compiler.testing.runner import RunSettings
 
 TEST_GROUP = "test"
 COMPILE_GROUP = "oac_compile"
@@ -158,14 +161,25 @@ class TestPlan:
             backend = getattr(Globals.dep_manager, "backend", None)
             if isinstance(backend, OacStateDB) and Path(backend.name).resolve() == options.state_db:
                 backend.attach_shared(self.shared)  # `doit test`: doit opened the state before this plan
-        self.settings = RunSettings(project_root=options.root, build_dir=options.build_dir, dialect=options.dialect,
-                                    timeout=options.timeout, hermetic=options.hermetic, invoker=invoker, judge=judge,
-                                    strict=options.strict)
+        self._invoker = invoker
+        self._judge = judge
         self.prefetch = HandlerPrefetch([])
         self.prefetching = False  # only `oac test` runs every task it plans; a `doit` selection may run a few
         self.green_check = GreenCheck(self)
+        self.task_meta = {"oac": {"run_id": self.run_id}}  # every test task's meta until its action gives its own
         self.compile_error: str | None = None
         _PLANS[self.run_id] = self
+
+    @cached_property
+    def settings(self) -> "RunSettings":
+        """What running a test needs; the test runner (and what it imports: evaluators, handlers, the capability
+        read-back) is imported when the first test runs, never by a run whose tests are all green."""
+        from open_agent_compiler.testing.runner import RunSettings
+
+        options = self.options
+        return RunSettings(project_root=options.root, build_dir=options.build_dir, dialect=options.dialect,
+                           timeout=options.timeout, hermetic=options.hermetic, invoker=self._invoker,
+                           judge=self._judge, strict=options.strict)
 
     def _adopt_shared_passes(self) -> None:
         """Tests whose current key passed on another machine: the backend makes that its own green row, with the
@@ -241,18 +255,15 @@ class TestPlan:
         group = Task(TEST_GROUP, None, doc="oac tests of the config named in [tool.oac] (pyproject.toml)",
                      has_subtask=True)
         proto = Task("test:proto", [(test_action, [self.run_id])], uptodate=[self.green_check], verbosity=0, meta={})
-        # What no test task changes lives once, on a Task subclass made for this plan; an instance holds only its
-        # own parts and what doit copies out of `__dict__` to send to -n workers. A test's action replaces its
-        # meta and file_dep; doit replaces, never mutates, the rest. 5,000 tasks: ~9 MB less than full Tasks.
-        own = ("_actions", "_action_instances", "clean_actions", "teardown", "custom_title", "value_savers",
-               "uptodate")
-        shared = {key: value for key, value in proto.__dict__.items() if key not in own}
-        test_task = type("OacTestTask", (Task,), {"__module__": __name__, **shared})
-        actions = [(test_action, [self.run_id])]
-        uptodate = proto.uptodate
-        meta = {"oac": {"run_id": self.run_id}}
-        none: list[Any] = []
+        # What no test task changes lives once, on a LeanTestTask subclass made for this plan; an instance holds
+        # only its own parts. A test's action replaces its meta and file_dep; doit replaces, never mutates, the
+        # rest (`values` it updates: each task has its own). 5,000 tasks: ~9 MB less than full Tasks.
+        shared = {key: value for key, value in proto.__dict__.items() if key not in _OWN}
+        test_task = type("OacTestTask", (LeanTestTask,), {"__module__": __name__, **shared,
+                                                           "green_check": self.green_check})
+        meta = self.task_meta
         no_files: frozenset[str] = frozenset()
+        none: list[Any] = []
         after_compile = [self.compile_task]
         always_run = [(False, None, None)]  # a repeat: never green-skipped
         yield group  # its task_dep fills below, before doit reads it
@@ -261,11 +272,10 @@ class TestPlan:
             for name in repeats.get(case.test_id) or (self.names[case.test_id],):
                 task = test_task.__new__(test_task)
                 files = self.file_dep(case.test_id)
-                task.__dict__.update(
-                    name=name, doc=f"{case.kind} test {case.name!r} on {case.target_name!r}", _actions=actions,
-                    _action_instances=None, clean_actions=none, teardown=none, custom_title=None, value_savers=none,
-                    uptodate=always_run if name in self.repeat_of else uptodate, meta=meta, values={},
-                    subtask_of=TEST_GROUP)
+                task.__dict__.update(name=name, doc=f"{case.kind} test {case.name!r} on {case.target_name!r}",
+                                     meta=meta, values={})
+                if name in self.repeat_of:
+                    task.uptodate = always_run
                 if files:  # doit may add implicit task_dep to a task whose file_dep another task makes
                     task.file_dep = set(files)
                     task.task_dep = [self.compile_task] if case.kind == "agent" else []
@@ -294,6 +304,8 @@ class TestPlan:
                 continue
             if manager is not None and manager.status_is_ignore(_Named(name)):
                 continue
+            from open_agent_compiler.testing.runner import handler_call
+
             call = handler_call(case, self.resolved, self.settings)
             if call:
                 pending.append((case.test_id, partial(start_handler, **call)))
@@ -313,6 +325,104 @@ class TestPlan:
             return None
         params = self.resolved.agent(case.slot).model_parameters
         return params.model_name if params else None
+
+
+# What each test task holds itself; everything else of the prototype lives on the plan's task class.
+_OWN = frozenset(("name", "doc", "meta", "values", "file_dep", "task_dep", "uptodate"))
+# What a test task doit is done with still holds (see `LeanTestTask.release`).
+_KEPT = ("name", "doc", "file_dep", "task_dep", "_uptodate")
+# What doit's `pickle_safe_dict` leaves out (the rest goes to -n workers).
+_NOT_SENT = frozenset(("_actions", "_action_instances", "clean_actions", "teardown", "custom_title", "value_savers",
+                       "uptodate", "_uptodate"))
+
+
+class GreenFlag:
+    """A test task's `uptodate` in doit's value form: doit takes a non-callable entry as the answer and tests
+    its truth when it checks the task, which asks the plan's `GreenCheck` then. As a callable, doit ran
+    `inspect.signature` on it for every task and every run (~5 µs idle, ~17 µs on a loaded machine: about a
+    fifth of doit's whole per-task cost in a warm run)."""
+
+    __slots__ = ("check", "task")
+
+    def __init__(self, check: GreenCheck, task: Any) -> None:
+        self.check = check
+        self.task = task
+
+    def __bool__(self) -> bool:
+        return self.check(self.task)
+
+    def __repr__(self) -> str:  # what `doit info` prints when the check fails
+        return repr(self.check)
+
+
+class TestAction(PythonAction):
+    """A test task's action: a doit PythonAction that doit executes like any other (output capture, return value
+    checks, values). doit's `_prepare_kwargs` inspects the callable's signature and binds its arguments before
+    every call (~35 µs of a cold test's ~64 µs in doit); ours always takes `(run_id, task)`, so `task` is given
+    at once. Built without PythonAction.__init__'s checks of a callable that is always `test_action`."""
+
+    def __init__(self, py_callable: Any, args: list[Any], task: Any) -> None:  # noqa: D107 - no super(): see above
+        self.py_callable = py_callable
+        self.args = args
+        self.kwargs = {}
+        self.task = task
+        self.out = None
+        self.err = None
+        self.result = None
+        self.values = {}
+
+    def _prepare_kwargs(self) -> dict[str, Any]:
+        return {"task": self.task}
+
+
+class LeanTestTask(Task):
+    """doit's Task, with the per-task work a test task never needs taken out of doit's path:
+    - `init_options`: a test task has no parameters, so its options are `{}` without building a command-line
+      parser per task (what doit's parse of an empty command line gives; with arguments, doit's own code);
+    - `actions`: one `TestAction` per action, not `create_action`'s checks;
+    - `pickle_safe_dict`: what doit sends to a `-n` worker, from the instance's own keys (doit `del`s keys that
+      here live on the class).
+    A done test's action instances are let go by the reporter (`release`)."""
+
+    __test__ = False
+    values: Any = MappingProxyType({})  # a released task's (doit does not read them again); a new task has its own
+
+    def init_options(self, args: Any = None) -> Any:
+        if self.options is None and not args and not self.params and not self.creator_params:
+            self.options = {}
+            return args
+        return super().init_options(args)
+
+    @property
+    def actions(self) -> list[Any]:
+        if self._action_instances is None:
+            self._action_instances = [TestAction(action[0], action[1], self) for action in self._actions]
+        return self._action_instances
+
+    green_check: GreenCheck  # the plan's, on the plan's task class
+
+    @property  # type: ignore[override]
+    def uptodate(self) -> list[Any]:
+        """doit reads it once per check: the green flag, made when asked (a repeat's own list: never green)."""
+        own = self.__dict__.get("_uptodate")
+        return own if own is not None else [(GreenFlag(self.green_check, self), (), {})]
+
+    @uptodate.setter
+    def uptodate(self, value: list[Any]) -> None:
+        self.__dict__["_uptodate"] = value
+
+    def pickle_safe_dict(self) -> dict[str, Any]:
+        return {key: value for key, value in self.__dict__.items() if key not in _NOT_SENT}
+
+    def release(self, meta: dict[str, Any] | None = None) -> None:
+        """A test doit is done with (saved and reported, or skipped as up to date): keep only what doit's
+        dispatcher still reads (its name and deps) and the meta (the plan's shared one once given back). The
+        rest, its action (captured output, values), its values, options and the state doit set while running it,
+        falls back to the class's defaults; the instance's dict is rebuilt, because a dict never shrinks."""
+        own = self.__dict__
+        kept = {key: own[key] for key in _KEPT if key in own}
+        kept["meta"] = own["meta"] if meta is None else meta
+        self.__dict__ = kept
 
 
 class _Named:
@@ -350,6 +460,20 @@ def compile_action(run_id: str, task: Any) -> None | TaskFailed:
         return TaskFailed(plan.compile_error)
     task.values["compiled"] = plan.compiled.key
     return None
+
+
+# The test runner and the handlers are imported when a test runs (see `TestPlan.settings`); these module-level
+# names stay the seams to them (tests and the phase timer wrap them).
+def run_case(*args: Any, **kwargs: Any) -> TestOutcome:
+    from open_agent_compiler.testing.runner import run_case as run
+
+    return run(*args, **kwargs)
+
+
+def start_handler(**call: Any) -> Any:
+    from open_agent_compiler.testing.handlers import start_handler as start
+
+    return start(**call)
 
 
 def _run(plan: TestPlan, case: TestCase) -> tuple[TestOutcome, list[str]]:

@@ -12,7 +12,6 @@ from open_agent_compiler.errors import OacError
 from open_agent_compiler.model.core.evaluator import EvaluatorResult
 from open_agent_compiler.testing.results import TestOutcome, now_iso
 from open_agent_compiler.testing.xml_text import terminal_safe
-from open_agent_compiler.tasks.junit import write_junit
 from open_agent_compiler.tasks.records import append_record, build_record, close_logs
 from open_agent_compiler.tasks.backend import OacStateDB
 from open_agent_compiler.tasks.annotations import annotate
@@ -72,6 +71,13 @@ def _backend() -> OacStateDB | None:
 def _failed_last(task_name: str) -> bool:
     backend = _backend()
     return backend is not None and backend.failed_last(task_name)
+
+
+def _release(task: Any, plan: TestPlan) -> None:
+    """A reported test's action and own meta are not read again (see `graph.LeanTestTask.release`)."""
+    release = getattr(task, "release", None)
+    if release is not None:
+        release(plan.task_meta)
 
 
 class OacReporter:
@@ -225,6 +231,7 @@ class OacReporter:
             task.values = {}
             if task.name not in info[0].repeat_of:  # recorded and saved: its key parts are not asked for again
                 info[0].keyer.forget_parts(info[1])
+            _release(task, info[0])
 
     def add_failure(self, task: Any, exception: Any) -> None:
         info = self._test_info(task)
@@ -253,6 +260,7 @@ class OacReporter:
                                        evidence=text[:500])
             outcome = TestOutcome(status="fail", score=0.0, evidence=(evidence,))
         self._finish_test(task, *info, outcome, task.meta.get("oac_finished") or now_iso())
+        _release(task, info[0])
 
     def skip_uptodate(self, task: Any) -> None:
         info = self._test_info(task)
@@ -302,6 +310,8 @@ class OacReporter:
         if self.options and self._tests_selected:  # built by doit for a dodo.py: `oac test` writes its own
             for plan in self._plans:
                 if plan.options.junit_path is not None:
+                    from open_agent_compiler.tasks.junit import write_junit  # (xml.etree: only when asked for)
+
                     write_junit(plan.options.junit_path, self.tally)
         if not self.tally.discovered and not self._tests_selected:
             return  # a doit run of other tasks only (e.g. `doit compile`): no test summary

@@ -15,7 +15,6 @@ from open_agent_compiler.tasks.parallel import prefetching_runner
 from open_agent_compiler.testing import zygote
 from open_agent_compiler.testing.strict import nothing_verified
 from open_agent_compiler.tasks.graph import TEST_GROUP, TestPlan
-from open_agent_compiler.tasks.junit import write_junit
 from open_agent_compiler.errors import ResultsError
 from open_agent_compiler.tasks.records import ResultsLogLost
 from open_agent_compiler.tasks.reporter import OacReporter
@@ -89,6 +88,8 @@ def _run_tests(options: TestOptions, out: TextIO, interrupt: InterruptState) -> 
     except ResultsLogLost as exc:  # (from a -n worker, doit re-raises it by class with the message)
         raise ResultsError(str(exc.code if exc.code is not None else exc)) from None
     if options.junit:
+        from open_agent_compiler.tasks.junit import write_junit  # (xml.etree: only when a report is asked for)
+
         write_junit(options.junit if options.junit.is_absolute() else options.root / options.junit, reporter.tally)
     tally = reporter.tally
     if plan.shared is not None and plan.shared.failure is not None and options.require_shared_state:

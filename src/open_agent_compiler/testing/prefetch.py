@@ -10,14 +10,16 @@ has usually finished. Only the process that planned the run prefetches, in its m
 import os
 import threading
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from open_agent_compiler.testing.handlers import StartedHandler
+if TYPE_CHECKING:  # a run whose tests are all green starts no handler and does not import them
+    from open_agent_compiler.testing.handlers import StartedHandler
 
 AHEAD = 2  # handlers started before their turn, at most
 
 
 class HandlerPrefetch:
-    def __init__(self, upcoming: list[tuple[str, Callable[[], StartedHandler]]], ahead: int = AHEAD) -> None:
+    def __init__(self, upcoming: list[tuple[str, Callable[[], "StartedHandler"]]], ahead: int = AHEAD) -> None:
         self._upcoming = dict(upcoming)  # test id → how to start its handler, in the order tests will run
         self._started: dict[str, StartedHandler] = {}
         self._ahead = ahead
@@ -36,7 +38,7 @@ class HandlerPrefetch:
             test_id = next(iter(self._upcoming))
             self._started[test_id] = self._upcoming.pop(test_id)()
 
-    def take(self, test_id: str) -> StartedHandler | None:
+    def take(self, test_id: str) -> "StartedHandler | None":
         """This test's handler if it was started early; a test not started yet will not be started later."""
         if not self._active():
             return None
