@@ -3,6 +3,7 @@
 record is lost, and `oac test` afterwards skips every test pytest proved."""
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -60,8 +61,10 @@ def suite(root: Path) -> Project:
 
 
 def pytest_run(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    # this suite may itself run under xdist: its worker's variables must not name the inner session's processes
+    env = {name: value for name, value in os.environ.items() if not name.startswith("PYTEST_XDIST")}
     done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:randomly", "-p", "no:cacheprovider",
-                           *OAC, *args], cwd=root, capture_output=True, text=True, timeout=600)
+                           *OAC, *args], cwd=root, capture_output=True, text=True, timeout=600, env=env)
     assert done.returncode == 0, done.stdout + done.stderr
     return done
 
