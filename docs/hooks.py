@@ -265,7 +265,9 @@ def evaluator_kinds() -> dict[str, type[BaseModel]]:
     from open_agent_compiler.model.core.evaluator import Evaluator
     from open_agent_compiler.testing import evaluation  # noqa: F401  (registers every kind)
 
-    return dict(sorted(Evaluator.kinds.items()))
+    # the built-in kinds only: a project's own kinds register in the same table when its code is loaded
+    return {kind: cls for kind, cls in sorted(Evaluator.kinds.items())
+            if cls.__module__.startswith("open_agent_compiler.")}
 
 
 def evaluators_page() -> str:

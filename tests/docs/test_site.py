@@ -100,8 +100,10 @@ def test_reference_lists_every_key_kind_and_field(pages: dict[str, str]) -> None
         assert f"| `{name}` |" in _section(config, "## `[[tool.oac.compile]]` entries"), name
 
     evaluators = pages["reference/evaluators.md"]
-    assert len(Evaluator.kinds) >= 11
-    for kind, cls in Evaluator.kinds.items():
+    # a project's own kinds register in the same table when another test loads one: the reference is the built-ins
+    built_in = {kind: cls for kind, cls in Evaluator.kinds.items() if cls.__module__.startswith("open_agent_compiler.")}
+    assert len(built_in) >= 11
+    for kind, cls in built_in.items():
         body = _section(evaluators, f"## `{kind}` — `{cls.__name__}`\n")
         for name in cls.model_fields:
             if name != "kind":
