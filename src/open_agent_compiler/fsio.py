@@ -16,6 +16,7 @@ import functools
 import os
 import secrets
 import stat
+import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +27,25 @@ from open_agent_compiler.errors import OacError
 STATE_DIR = ".oac"
 TEMP_SUFFIX = ".oac-tmp"
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+_OWN = threading.local()  # set while this thread is inside one of our own opens
+
+
+def in_own_open() -> bool:
+    """Whether this thread is inside an open made here: oac's own I/O, which the read tracker (`usercode.reads`)
+    must not count as a read of user code running meanwhile in another thread (and whose names, relative to a
+    directory fd, the audit hook cannot place)."""
+    return getattr(_OWN, "active", False)
+
+
+def _open(path: str | Path, flags: int, mode: int = 0o777, *, dir_fd: int | None = None) -> int:
+    """`os.open`, marked as oac's own (`in_own_open`)."""
+    _OWN.active = True
+    try:
+        return os.open(path, flags, mode, dir_fd=dir_fd)
+    finally:
+        _OWN.active = False
 
 
 class UnsafePathError(OacError):
@@ -77,13 +97,13 @@ def _lstat(name: str, dir_fd: int) -> os.stat_result | None:
 def _open_root(root: Path, show: str, create: bool) -> int | None:
     """The trusted root is followed as the user named it (a symlinked project or target is their choice)."""
     try:
-        return os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        return _open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     except FileNotFoundError:
         if not create:
             return None
         try:
             os.makedirs(root, exist_ok=True)
-            return os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+            return _open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
         except OSError as exc:
             raise OacError(f"cannot write {show}: {root}: {exc.strerror}") from None
     except OSError as exc:
@@ -102,7 +122,7 @@ def open_dir(root: Path, parts: Sequence[str], *, create: bool, show: str) -> in
                 raise UnsafePathError(f"refusing to write {show}: {part!r} is not a plain path segment")
             for _ in range(3):  # a directory made or removed by a concurrent run between the two calls
                 try:
-                    child = os.open(part, _DIR_FLAGS, dir_fd=fd)
+                    child = _open(part, _DIR_FLAGS, dir_fd=fd)
                     break
                 except FileNotFoundError:
                     if not create:
@@ -164,7 +184,7 @@ def inspect(root: Path, rel: str, *, read: bool = True, show: str | None = None)
             return Entry("absent")
         if not stat.S_ISREG(found.st_mode) or not read:
             return Entry(kind_of(found.st_mode))
-        fd = os.open(parts[-1], os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dir_fd)
+        fd = _open(parts[-1], os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dir_fd)
         with os.fdopen(fd, "rb") as handle:
             if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
                 return Entry("other")
@@ -208,7 +228,7 @@ def write_file(root: Path, rel: str, data: bytes, *, executable: bool = False, p
         if fixed_temp:
             remove_temp(dir_fd, temp)
         perm = 0o600 if private else 0o777 if executable else 0o666
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, perm, dir_fd=dir_fd)
+        fd = _open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, perm, dir_fd=dir_fd)
         made = True
         try:
             if keep_mode and existing is not None and not private:
@@ -405,7 +425,7 @@ def open_append(root: Path, rel: str, *, show: str | None = None) -> int:
     dir_fd = _parent_dir(root, parts, shown)
     try:
         _refuse_unless_regular(parts[-1], dir_fd, shown)
-        fd = os.open(parts[-1], os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC,
+        fd = _open(parts[-1], os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC,
                      0o666, dir_fd=dir_fd)
         mode = os.fstat(fd).st_mode
         if not stat.S_ISREG(mode):
@@ -433,7 +453,7 @@ def exclusive_lock(root: Path, rel: str, *, show: str | None = None) -> Iterator
     while True:
         dir_fd = _parent_dir(root, parts, shown)
         try:
-            fd = os.open(parts[-1], os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, 0o666,
+            fd = _open(parts[-1], os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, 0o666,
                          dir_fd=dir_fd)
         except FileNotFoundError:  # its directory was removed by the holder we waited for
             os.close(dir_fd)

@@ -27,7 +27,8 @@ BACKUP = ROOT / ".audit" / "mutation-backup"
 
 # the tests of each area, most specific first (pytest runs the arguments in order; -x stops at the first failure)
 TESTS: dict[str, list[str]] = {
-    "keys": ["tests/guard/test_key_survivors.py", "tests/testing/test_keys.py", "tests/engine/test_key_cache.py",
+    "keys": ["tests/guard/test_key_survivors.py", "tests/engine/test_read_tracker_own_io.py",
+             "tests/testing/test_keys.py", "tests/engine/test_key_cache.py",
              "tests/guard/test_key_completeness.py", "tests/guard/test_one_loader.py",
              "tests/engine/test_key_hardening.py"],
     "tasks": ["tests/guard/test_key_survivors.py", "tests/testing/test_prefetch.py", "tests/engine/test_planning.py",
@@ -119,6 +120,8 @@ MUTANTS: list[Mutant] = [
       '        except BaseException as exc:  # noqa: BLE001 - SystemExit, GeneratorExit, custom BaseException subclasses',
       '        except Exception as exc:  # noqa: BLE001 - SystemExit, GeneratorExit, custom BaseException subclasses',
       "sys.exit() in called user code escaping the loader"),
+    M("K23", "keys", "fsio.py", "    _OWN.active = True\n    try:", "    _OWN.active = False\n    try:",
+      "oac's own fsio opens (another thread, during a test) recorded as the test's reads"),
     # tasks ---------------------------------------------------------------------------------------------------------
     M("T01", "tasks", "tasks/graph.py", '''    return safe if safe == raw else f"{safe}~{xxhash.xxh32_hexdigest(raw.encode('utf-8', 'surrogatepass'))}"''',
       '    return safe', "task_name without its digest suffix (`a b` and `a_b` collide)"),
@@ -262,6 +265,10 @@ MUTANTS: list[Mutant] = [
     M("S04", "shared", "tasks/shared_store.py",
       'where project = %s and recorded_at < now() - make_interval(secs => %s)',
       'where project = %s and recorded_at > now() - make_interval(secs => %s)', "prune deleting the recent outcomes"),
+    M("S05", "shared", "tasks/graph.py",
+      "if plan.scopes is not None and not parts.files and test_id in plan.scopes:",
+      "if plan.scopes is not None and test_id in plan.scopes:",
+      "a key over files found in the run pushed with its scope"),
 ]
 
 

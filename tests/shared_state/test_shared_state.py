@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from engine_project import SUMMARY, summary_line
 from pg_server import PASSWORD
-from shared_project import clone, make
+from shared_project import PYPROJECT, clone, make
 
 
 def outcomes(pg, project: str = "demo") -> dict[tuple[str, str], str]:
@@ -361,3 +361,82 @@ def test_a_session_started_under_another_prefix_still_reads_every_planned_task(p
             assert session.last("test:prod:a", "k").status == "fail"
         finally:
             session.close()
+
+
+INLINE_AGENTS = '''
+from open_agent_compiler import (
+    AgentDefinition, AgentHeader, AgentRegistry, CompilationConfig, EqualsEvaluator, JsonToolPermission,
+    ScriptDefinition, TemplateSlot, TemplateTree, ToolDefinition, ToolDefinitionHeader, ToolDefinitionLogicJson,
+    ToolScriptDefinition, ToolTest,
+)
+
+SCRIPT = """
+from pydantic import BaseModel
+from open_agent_compiler import ScriptTool
+
+
+class In(BaseModel):
+    pass
+
+
+class Out(BaseModel):
+    ok: bool
+
+
+class Reader(ScriptTool[In, Out]):
+    name = "reader"
+
+    def execute(self, input):
+        with open("executions.log", "a") as log:
+            log.write("reader\\\\n")
+        READ
+        return Out(ok=True)
+"""
+READ = "open('data.txt').read()"  # the handler's read of a project file: discovered, no file known up front
+
+
+def registry():
+    script = ScriptDefinition(target_file_path="tools/reader.py", script_contents=SCRIPT.replace("READ", READ))
+    reader = ToolDefinition(
+        header=ToolDefinitionHeader(name="reader", description="reads data.txt"),
+        json_tool=ToolDefinitionLogicJson(permission_json=JsonToolPermission(allowed_commands=["python tools/reader.py"]),
+                                          tool_scripts=[ToolScriptDefinition(scripts=[script])]),
+        tool_tests=[ToolTest(name="reader-ok", input={}, evaluators=(EqualsEvaluator(field="ok", expected=True),))],
+    )
+    agent = AgentDefinition(header=AgentHeader(agent_id="a", name="a", description="d"), extra_tools=[reader])
+    reg = AgentRegistry()
+    reg.register_agent("a", agent)
+    reg.register_template(TemplateTree(name="tpl", slots=[TemplateSlot(name="primary", default_agent_id="a")]))
+    reg.create_compilation_config(CompilationConfig(name="prod", template_name="tpl"))
+    return reg
+'''
+
+
+def test_a_key_that_covers_discovered_files_is_never_taken_from_its_scope(pg, tmp_path):
+    """A handler whose script is inline (no file known up front) reads data.txt: its key covers that file only
+    once the run discovered the read, so the pass is keyed over data.txt and must not be pushed with its scope.
+    If it were, a fresh checkout whose data.txt differs would take that key from the scope's row and skip the
+    test without ever reading its data.txt: the shared imports that pin such a test to be keyed afresh come from
+    the test's most recent pass under ANY key, here another branch's, where the handler reads nothing."""
+    from engine_project import Project
+
+    env = pg.env(pg.database)
+    files = {"agents.py": INLINE_AGENTS, "data.txt": "v1\n", "pyproject.toml": PYPROJECT.format(name="demo")}
+    branch_x = Project.of(tmp_path / "x", files)
+    done = branch_x.test(env=env)
+    assert summary_line(done.stdout) == SUMMARY.format(1, 1, 0, 0, 0), done.stdout + done.stderr
+
+    branch_y = Project.of(tmp_path / "y", {**files, "agents.py": INLINE_AGENTS.replace(
+        'READ = "open(\'data.txt\').read()"', 'READ = "pass"')})  # another branch: the handler reads nothing
+    done = branch_y.test(env=env)
+    assert summary_line(done.stdout) == SUMMARY.format(1, 1, 0, 0, 0), done.stdout + done.stderr
+
+    fresh = clone(branch_x, tmp_path / "fresh")  # branch x again on a fresh machine, with another data.txt
+    fresh.write("data.txt", "v2\n")
+    done = fresh.test(env=env)
+    assert summary_line(done.stdout) == SUMMARY.format(1, 1, 0, 0, 0), done.stdout + done.stderr
+    assert ran(fresh) == ["reader"]
+    same = clone(branch_x, tmp_path / "same")  # data.txt as branch x proved it: keyed over it, green
+    done = same.test(env=env)
+    assert summary_line(done.stdout) == SUMMARY.format(1, 0, 0, 1, 0), done.stdout + done.stderr
+    assert ran(same) == []

@@ -6,9 +6,10 @@ once. It records
 - `open` of a path for reading (`open`, `io.open`, `pathlib`, `os.open` without write-only flags) → the file;
 - `os.listdir` / `os.scandir` (so `glob.glob`, `Path.iterdir`, `os.walk` too) → the folder's list of names;
 inside the project root only, and never under `.oac/`, a virtualenv, site-packages or the interpreter's own
-prefix. The import system's own opens and listings (finding and loading modules) are imports, which
-`project_imports` records, so they are skipped here. Not seen: what C code reads with its own I/O, and what a
-subprocess reads — those must be declared (`inputs=` on a tool or test).
+prefix. Opens oac makes itself through `fsio` (the results log, state files, the build; in any thread) are not
+user code's reads and are never recorded. The import system's own opens and listings (finding and loading
+modules) are imports, which `project_imports` records, so they are skipped here. Not seen: what C code reads
+with its own I/O, and what a subprocess reads — those must be declared (`inputs=` on a tool or test).
 
 Entries are `read:<absolute path>` and `dir:<absolute path>`.
 """
@@ -18,6 +19,8 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+
+from open_agent_compiler.fsio import in_own_open
 
 READ = "read:"
 DIR = "dir:"
@@ -69,6 +72,8 @@ def _hook(event: str, args: tuple) -> None:
     if not _active:
         return
     if event == "open":
+        if in_own_open():  # oac's own file I/O (fsio), maybe in another thread while a test runs: not user code's
+            return
         path, mode, flags = args
         if isinstance(mode, str):
             if ("w" in mode or "a" in mode or "x" in mode) and "+" not in mode:
