@@ -1,6 +1,7 @@
 """Helpers and fixtures for end-to-end tests of `oac test`: a scratch project and a way to run the real command."""
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -210,6 +211,13 @@ def quickstart(tmp_path: Path) -> Project:
     root = tmp_path / "quickstart"
     shutil.copytree(REPO / "examples" / "quickstart", root, ignore=shutil.ignore_patterns(".oac", "__pycache__"))
     return Project(root)
+
+
+def green_skips(pytest_output: str) -> int:
+    """How many items pytest's `-rs` summary lists as green; it folds items with one reason (two tests green
+    since the same millisecond) into one `SKIPPED [N]` line, so lines alone undercount."""
+    return sum(int(n) for n in re.findall(r"^SKIPPED \[(\d+)\] .*green: key unchanged since ", pytest_output,
+                                          re.MULTILINE))
 
 
 def summary_line(output: str) -> str:
