@@ -213,6 +213,44 @@ def quickstart(tmp_path: Path) -> Project:
     return Project(root)
 
 
+def inner_pytest_env(**extra: str) -> dict[str, str]:
+    """The environment of a pytest run inside a test: this suite may itself run under xdist, and its worker's
+    variables must not name the inner session's processes."""
+    return {**{name: value for name, value in os.environ.items() if not name.startswith("PYTEST_XDIST")}, **extra}
+
+
+def counting_conftest(imports: str, *counted: tuple[str, str, str]) -> str:
+    """A conftest.py for a scratch project that counts calls of `owner.attr` under `label` (one triple each) in
+    the pytest process, and writes them to `counts-<xdist worker or main>.json` when pytest ends."""
+    patches = "".join(f"counting({owner}, {attr!r}, {label!r})\n" for owner, attr, label in counted)
+    return f'''
+import json, os
+from collections import Counter
+from pathlib import Path
+
+{imports}
+
+COUNTS = Counter()
+
+
+def counting(owner, attr, label):
+    original = getattr(owner, attr)
+
+    def wrapper(*args, **kwargs):
+        COUNTS[label] += 1
+        return original(*args, **kwargs)
+
+    setattr(owner, attr, wrapper)
+
+
+{patches}
+
+def pytest_unconfigure(config):
+    who = os.environ.get("PYTEST_XDIST_WORKER", "main")
+    Path(f"counts-{{who}}.json").write_text(json.dumps(COUNTS))
+'''
+
+
 def green_skips(pytest_output: str) -> int:
     """How many items pytest's `-rs` summary lists as green; it folds items with one reason (two tests green
     since the same millisecond) into one `SKIPPED [N]` line, so lines alone undercount."""

@@ -3,12 +3,11 @@
 record is lost, and `oac test` afterwards skips every test pytest proved."""
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
-from engine_project import REPO, Project, green_skips, summary_line
+from engine_project import REPO, Project, counting_conftest, green_skips, inner_pytest_env, summary_line
 
 sys.path.insert(0, str(REPO / "benchmarks"))
 from generate import Spec, generate  # noqa: E402
@@ -18,38 +17,11 @@ OAC = ("--oac", "agents:registry", "--oac-config", "prod")
 
 # Loaded by pytest in the scratch project (a conftest.py at its root): counts the calls that cost O(suite) each —
 # planning, a doit run, opening the state DB — and the per-item steps, one JSON file per process.
-COUNTING_CONFTEST = '''
-import json, os
-from collections import Counter
-from pathlib import Path
-
-import doit.doit_cmd
-from open_agent_compiler.tasks import backend, graph, stepped
-
-COUNTS = Counter()
-
-
-def counting(owner, attr, label):
-    original = getattr(owner, attr)
-
-    def wrapper(*args, **kwargs):
-        COUNTS[label] += 1
-        return original(*args, **kwargs)
-
-    setattr(owner, attr, wrapper)
-
-
-counting(graph.TestPlan, "__init__", "plans")
-counting(doit.doit_cmd.DoitMain, "run", "doit_runs")
-counting(backend.OacStateDB, "__init__", "state_opened")
-counting(stepped.SteppedRun, "step", "steps")
-counting(stepped.SteppedRun, "finish", "finished")
-
-
-def pytest_unconfigure(config):
-    who = os.environ.get("PYTEST_XDIST_WORKER", "main")
-    Path(f"counts-{who}.json").write_text(json.dumps(COUNTS))
-'''
+COUNTING_CONFTEST = counting_conftest(
+    "import doit.doit_cmd\nfrom open_agent_compiler.tasks import backend, graph, stepped",
+    ("graph.TestPlan", "__init__", "plans"), ("doit.doit_cmd.DoitMain", "run", "doit_runs"),
+    ("backend.OacStateDB", "__init__", "state_opened"), ("stepped.SteppedRun", "step", "steps"),
+    ("stepped.SteppedRun", "finish", "finished"))
 
 
 def suite(root: Path) -> Project:
@@ -61,10 +33,8 @@ def suite(root: Path) -> Project:
 
 
 def pytest_run(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    # this suite may itself run under xdist: its worker's variables must not name the inner session's processes
-    env = {name: value for name, value in os.environ.items() if not name.startswith("PYTEST_XDIST")}
     done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:randomly", "-p", "no:cacheprovider",
-                           *OAC, *args], cwd=root, capture_output=True, text=True, timeout=600, env=env)
+                           *OAC, *args], cwd=root, capture_output=True, text=True, timeout=600, env=inner_pytest_env())
     assert done.returncode == 0, done.stdout + done.stderr
     return done
 
