@@ -12,6 +12,7 @@ state are opened once per run, whatever the number of steps.
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+
 import doit.cmd_run
 from doit.control import TaskDispatcher
 from doit.doit_cmd import DoitMain
