@@ -178,82 +178,145 @@ class History:
         return sum(run.saved_s for run in self.runs)
 
 
+class HistoryFold:
+    """`build_history`'s one pass over the scanned records as a state that can stop after any record and go on
+    later: the history index (`history_index`) keeps it for the log up to a byte offset and feeds it only the
+    records past it. Fed records in log order; `history` finishes a copy, so the same records fed in one piece or
+    in several give the same History, float for float.
+
+    Kept lean on purpose (locals in the loop, one dict lookup per record, no line copied or decoded here): 50,000
+    lines in a fraction of a second."""
+
+    __slots__ = ("runs", "run_of", "green", "finished", "tests", "current_id", "ran_s", "last_stamp", "_seen")
+
+    def __init__(self) -> None:
+        self.runs: list[Run] = []
+        self.run_of: dict[bytes, Run] = {}  # raw run id -> its run
+        self.green: dict[bytes, float] = {}  # test id -> last green duration, as of the record being read
+        self.finished: dict[bytes, bytes] = {}  # run id -> timestamp of its latest record, once left
+        # test id -> [points, their keys, start and end of its latest line, of its latest failing line, failing keys]
+        self.tests: dict[bytes, list[Any]] = {}
+        self.current_id: bytes | None = None  # the run of the latest record; its `ran_s` not yet added to it
+        self.ran_s = 0.0
+        self.last_stamp = b""
+        self._seen: dict[bytes, set[bytes]] | None = {}  # run id -> tests it recorded (None: derive from points)
+
+    def _seen_by_run(self) -> dict[bytes, set[bytes]]:
+        if self._seen is None:  # restored: every point is one record of its test in the run of its index
+            ids = [run_id for run_id in self.run_of]
+            seen: dict[bytes, set[bytes]] = {run_id: set() for run_id in ids}
+            for test_id, test in self.tests.items():
+                for index in {point[0] for point in test[0]}:
+                    seen[ids[index]].add(test_id)
+            self._seen = seen
+        return self._seen
+
+    def feed(self, records: Iterable[Scanned]) -> None:
+        runs, run_of, green, finished, state = self.runs, self.run_of, self.green, self.finished, self.tests
+        seen_by_run = self._seen_by_run()
+        current_id, ran_s, previous_stamp = self.current_id, self.ran_s, self.last_stamp
+        run = Run(run_id="", index=-1) if current_id is None else run_of[current_id]
+        seen_in_run = set() if current_id is None else seen_by_run[current_id]
+        counts, index = run.counts, run.index
+
+        for stamp, run_id, test_id, status, duration, key, start, end in records:
+            if run_id != current_id:  # runs interleaved in the log (parallel `oac test`s) are counted where they are
+                if current_id is not None:
+                    run.duration_s += ran_s
+                    finished[current_id] = previous_stamp
+                ran_s = 0.0
+                known = run_of.get(run_id)
+                if known is None:
+                    seen_by_run[run_id] = set()
+                    known = run_of[run_id] = Run(run_id=_text(run_id), index=len(runs), started=_text(stamp))
+                    # every test green when the run starts counts as skipped until the run records it
+                    known.skipped_green, known.saved_s = len(green), sum(green.values())
+                    runs.append(known)
+                run, current_id, seen_in_run, counts = known, run_id, seen_by_run[run_id], known.counts
+                index = run.index
+            previous_stamp = stamp
+            if test_id not in seen_in_run:
+                seen_in_run.add(test_id)
+                was_green = green.get(test_id)
+                if was_green is not None:
+                    run.skipped_green -= 1
+                    run.saved_s -= was_green
+            counts[status] += 1
+            ran_s += duration
+            test = state.get(test_id)
+            if test is None:
+                test = state[test_id] = [[], [], 0, 0, -1, -1, []]
+            test[0].append((index, status, duration))
+            test[1].append(key)
+            test[2] = start
+            test[3] = end
+            if status == "pass":
+                green[test_id] = duration
+            else:
+                green.pop(test_id, None)
+                if status == "fail":
+                    test[4] = start
+                    test[5] = end
+                    test[6].append(key)
+        self.current_id, self.ran_s, self.last_stamp = current_id, ran_s, previous_stamp
+
+    def history(self, path: Path, data: bytes) -> History:
+        """The History of the records fed so far, `data` being the log they were read from. Its tests share this
+        fold's point lists: feed no more after."""
+        history = History(path=path)
+        finished = dict(self.finished)
+        for run in self.runs:
+            done = Run(run_id=run.run_id, index=run.index, started=run.started, counts=dict(run.counts),
+                       duration_s=run.duration_s, skipped_green=run.skipped_green, saved_s=run.saved_s)
+            history.runs.append(done)
+        if self.current_id is not None:
+            current = history.runs[self.run_of[self.current_id].index]
+            current.duration_s += self.ran_s
+            finished[self.current_id] = self.last_stamp
+        for each in history.runs:
+            each.saved_s = max(0.0, each.saved_s)  # float rounding of the subtractions
+        for run_id, last_stamp in finished.items():
+            history.runs[self.run_of[run_id].index].finished = _text(last_stamp)
+        tests = history.tests
+        history.records = sum(len(test[0]) for test in self.tests.values())
+        for test_id, (points, keys, start, end, fail_start, fail_end, fail_keys) in self.tests.items():
+            last_raw = data[start:end]
+            text = _text(test_id)
+            tests[text] = TestHistory(
+                test_id=text, points=points, point_keys=keys, fail_keys=fail_keys, last_raw=last_raw,
+                failure_raw=None if fail_start < 0 else last_raw if fail_start == start else data[fail_start:fail_end])
+        return history
+
+    def dump(self) -> tuple[Any, ...]:
+        """The state as plain values (bytes, str, numbers, tuples, lists, dicts: what `marshal` stores)."""
+        runs = [(run_id, run.started, tuple(run.counts.values()), run.duration_s, run.skipped_green, run.saved_s)
+                for run_id, run in self.run_of.items()]
+        return (runs, self.green, self.finished, self.tests, self.current_id, self.ran_s, self.last_stamp)
+
+    @classmethod
+    def restore(cls, state: tuple[Any, ...]) -> "HistoryFold":
+        """The fold `dump` gave `state`; its lists are taken, not copied."""
+        runs, green, finished, tests, current_id, ran_s, last_stamp = state
+        fold = cls()
+        for index, (run_id, started, counts, duration_s, skipped_green, saved_s) in enumerate(runs):
+            run = Run(run_id=_text(run_id), index=index, started=started, counts=dict(zip(STATUSES, counts)),
+                      duration_s=duration_s, skipped_green=skipped_green, saved_s=saved_s)
+            fold.runs.append(run)
+            fold.run_of[run_id] = run
+        fold.green, fold.finished, fold.tests = green, finished, tests
+        fold.current_id, fold.ran_s, fold.last_stamp = current_id, ran_s, last_stamp
+        fold._seen = None
+        return fold
+
+
 def build_history(path: Path, data: bytes, records: Iterable[Scanned], since: datetime | None = None) -> History:
-    """One pass over the scanned records of `data` in log order (see `history_scan.scan`). Kept lean on purpose
-    (locals, one dict lookup per record, no line copied or decoded here): 50,000 lines in a fraction of a
-    second."""
-    history = History(path=path)
+    """The History of the scanned records of `data` in log order (see `history_scan.scan`), those from `since` on
+    when given."""
     if since is not None:
         records = (r for r in records if (moment := _moment(r[0].decode("utf-8", "replace"))) and moment >= since)
-    runs: dict[bytes, Run] = {}
-    green: dict[bytes, float] = {}  # test id -> last green duration, as of the record being read
-    seen_by_run: dict[bytes, set[bytes]] = {}
-    finished: dict[bytes, bytes] = {}  # run id -> timestamp of its latest record
-    # test id -> [points, their keys, start and end of its latest line, of its latest failing line, failing keys]
-    state: dict[bytes, list[Any]] = {}
-    run = Run(run_id="", index=-1)
-    current_id: bytes | None = None
-    seen_in_run: set[bytes] = set()
-    counts = run.counts
-    ran_s = 0.0
-    stamp = previous_stamp = b""
-    index = -1
-
-    for stamp, run_id, test_id, status, duration, key, start, end in records:
-        if run_id != current_id:  # runs interleaved in the log (parallel `oac test`s) are counted where they are
-            if current_id is not None:
-                run.duration_s += ran_s
-                finished[current_id] = previous_stamp
-            ran_s = 0.0
-            known = runs.get(run_id)
-            if known is None:
-                seen_by_run[run_id] = set()
-                known = runs[run_id] = Run(run_id=_text(run_id), index=len(history.runs), started=_text(stamp))
-                # every test green when the run starts counts as skipped until the run records it
-                known.skipped_green, known.saved_s = len(green), sum(green.values())
-                history.runs.append(known)
-            run, current_id, seen_in_run, counts = known, run_id, seen_by_run[run_id], known.counts
-            index = run.index
-        previous_stamp = stamp
-        if test_id not in seen_in_run:
-            seen_in_run.add(test_id)
-            was_green = green.get(test_id)
-            if was_green is not None:
-                run.skipped_green -= 1
-                run.saved_s -= was_green
-        counts[status] += 1
-        ran_s += duration
-        test = state.get(test_id)
-        if test is None:
-            test = state[test_id] = [[], [], 0, 0, -1, -1, []]
-        test[0].append((index, status, duration))
-        test[1].append(key)
-        test[2] = start
-        test[3] = end
-        if status == "pass":
-            green[test_id] = duration
-        else:
-            green.pop(test_id, None)
-            if status == "fail":
-                test[4] = start
-                test[5] = end
-                test[6].append(key)
-    if current_id is not None:
-        run.duration_s += ran_s
-        finished[current_id] = stamp
-    for each in history.runs:
-        each.saved_s = max(0.0, each.saved_s)  # float rounding of the subtractions
-    for run_id, last_stamp in finished.items():
-        runs[run_id].finished = _text(last_stamp)
-    tests = history.tests
-    history.records = sum(len(test[0]) for test in state.values())
-    for test_id, (points, keys, start, end, fail_start, fail_end, fail_keys) in state.items():
-        last_raw = data[start:end]
-        text = _text(test_id)
-        tests[text] = TestHistory(
-            test_id=text, points=points, point_keys=keys, fail_keys=fail_keys, last_raw=last_raw,
-            failure_raw=None if fail_start < 0 else last_raw if fail_start == start else data[fail_start:fail_end])
-    return history
+    fold = HistoryFold()
+    fold.feed(records)
+    return fold.history(path, data)
 
 
 def _text(raw: bytes) -> str:

@@ -7,6 +7,7 @@ to the same result); a corrupt line is skipped with the warning `results.read_re
 """
 
 import json
+import os
 import re
 import sys
 from collections.abc import Iterator
@@ -19,15 +20,17 @@ from open_agent_compiler.errors import ResultsError
 # evidence: the fields a history summary needs are captured without decoding the line. A line this does not match
 # (another writer, a field added before `evidence`, an escape inside a captured string) is decoded with json
 # instead: same result, slower.
-_STRING = rb'"[^"\\]*(?:\\.[^"\\]*)*"'  # any JSON string
+# No part of the pattern takes a newline (a JSON string holds none raw): a match never spans two lines, so scanning
+# a log in pieces cut after a newline finds what one scan of the whole finds (the history index relies on it)
+_STRING = rb'"[^"\\\n]*(?:\\.[^"\\\n]*)*"'  # any JSON string
 _MAYBE = rb"(?:null|" + _STRING + rb")"
 _SLIM = re.compile(
-    rb'^\{"timestamp":"([^"\\]*)","run_id":"([^"\\]*)","test_id":"([^"\\]*)","test_kind":' + _STRING
+    rb'^\{"timestamp":"([^"\\\n]*)","run_id":"([^"\\\n]*)","test_id":"([^"\\\n]*)","test_kind":' + _STRING
     + rb',"test_name":' + _STRING + rb',"target_name":' + _STRING + rb',"status":"([a-z_]+)","passed":(?:true|false)'
-    + rb',"score":[^,]*,"duration_s":([^,]*),"variant":' + _MAYBE + rb',"access_profile":' + _MAYBE
+    + rb',"score":[^,\n]*,"duration_s":([^,\n]*),"variant":' + _MAYBE + rb',"access_profile":' + _MAYBE
     + rb',"mock_profile":' + _MAYBE + rb',"model":' + _MAYBE + rb',"dialect":' + _MAYBE + rb',"config":' + _MAYBE
     + rb',"agent_state_hash":' + _STRING + rb',"mock_set_hash":' + _MAYBE
-    + rb',"composite_hash":(?:"([^"\\]*)"|null),"evidence":'
+    + rb',"composite_hash":(?:"([^"\\\n]*)"|null),"evidence":'
 )
 # ... and the rest of the line, which must end its object: a line torn after `"evidence":` (a crashed writer) goes
 # the json way and is skipped with a warning (one torn right after a `}` is still taken: its decode is guarded)
@@ -51,6 +54,18 @@ def read_log(path: Path) -> bytes:
         raise ResultsError(f"cannot read results file {path}: {exc.strerror}") from None
 
 
+def read_log_stat(path: Path) -> tuple[bytes, os.stat_result | None]:
+    """The whole log and the status of the file read (from the same open: what the history index checks its
+    identity against); (b"", None) when there is none."""
+    try:
+        with path.open("rb") as handle:
+            return handle.read(), os.fstat(handle.fileno())
+    except FileNotFoundError:
+        return b"", None
+    except OSError as exc:
+        raise ResultsError(f"cannot read results file {path}: {exc.strerror}") from None
+
+
 def _slim_from_json(value: dict[str, Any]) -> tuple[bytes, bytes, bytes, str, float, bytes | None] | None:
     test_id, run_id = value.get("test_id"), value.get("run_id")
     if not isinstance(test_id, str) or not isinstance(run_id, str):
@@ -69,12 +84,18 @@ def _slim_from_json(value: dict[str, Any]) -> tuple[bytes, bytes, bytes, str, fl
             utf8(key) if isinstance(key, str) else None)
 
 
-def scan(data: bytes, path: Path, warn: Any = None) -> Iterator[Scanned]:
+def scan(data: bytes, path: Path, warn: Any = None, *, start: int = 0, end: int | None = None, line: int = 1,
+         skipped: list[tuple[int, str]] | None = None) -> Iterator[Scanned]:
     """The summary fields of each record of `data` (the bytes of `path`), in order, with where its line is.
     Lines in our writer's form are found by one regex pass (in C); the lines between two matches go through
-    json, one by one."""
+    json, one by one.
+
+    `start`/`end`: scan only `data[start:end]`, `start` being the beginning of a line (numbered `line`) and `end`
+    the end of one; every place yielded is still one in `data`. `skipped`: also collects the (line number, what)
+    of each line warned about, for the history index to repeat them."""
     say = warn or (lambda message: print(message, file=sys.stderr))
-    where = [1, 0]  # line number at position `where[1]`, counted only when a warning needs it
+    stop = len(data) if end is None else end
+    where = [line, start]  # line number at position `where[1]`, counted only when a warning needs it
 
     def slow(start: int, end: int) -> Iterator[Scanned]:
         for raw in data[start:end].splitlines(keepends=True):
@@ -94,11 +115,13 @@ def scan(data: bytes, path: Path, warn: Any = None) -> Iterator[Scanned]:
             where[0] += data.count(b"\n", where[1], line_start)
             where[1] = line_start
             what = "a corrupt line" if value is None else "a line that is not a JSON object"
-            say(f"oac: warning: {path}:{where[0]}: skipping {what}")
+            if skipped is not None:
+                skipped.append((where[0], what))
+            say(warning(path, where[0], what))
 
-    position = 0
+    position = start
     status_of = _STATUS_OF
-    for found in _SLIM_LINES.finditer(data):
+    for found in _SLIM_LINES.finditer(data, start, stop):
         start, end = found.span()
         if start != position:
             yield from slow(position, start)
@@ -108,8 +131,13 @@ def scan(data: bytes, path: Path, warn: Any = None) -> Iterator[Scanned]:
             yield stamp, run_id, test_id, status_of[status], float(duration), key, start, end
         except (KeyError, ValueError):  # an unknown status or an odd number: json decides
             yield from slow(start, end)
-    if position != len(data):
-        yield from slow(position, len(data))
+    if position != stop:
+        yield from slow(position, stop)
+
+
+def warning(path: Path, line: int, what: str) -> str:
+    """The warning about a line the history skips."""
+    return f"oac: warning: {path}:{line}: skipping {what}"
 
 
 def scan_records(path: Path, warn: Any = None) -> Iterator[SlimRecord]:
