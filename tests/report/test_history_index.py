@@ -279,3 +279,39 @@ def test_a_hostile_test_name_is_still_escaped_in_the_report_read_through_the_ind
     page = render(load_indexed(path, place))  # the second read comes from the index
     assert "<script>alert" not in page and "<img src=x" not in page
     assert indexed(path, place) == plain(path)
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# the commands
+
+
+def test_every_command_shows_the_same_with_and_without_the_index(tmp_path: Path) -> None:
+    """`oac results` (text, json, --since) and `oac report`: first run (index built), repeat (index used), after an
+    append (index extended), and with the index removed: the same bytes (the report's generation time aside)."""
+    import subprocess
+    import sys
+
+    oac = str(Path(sys.executable).with_name("oac"))
+    path, place = log_of(tmp_path, many(4) + b"{torn\n" + many(2))
+
+    def run_all() -> list[str]:
+        out = []
+        for args in (["results"], ["results", "--format", "json"], ["results", "--results", str(path), "--top", "2"],
+                     ["results", "--since", "2026-11-03"], ["report", "-o", "r.html"]):
+            done = subprocess.run([oac, *args], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+            assert done.returncode == 0, done.stderr
+            out.append(done.stdout + done.stderr)
+            if args[0] == "report":
+                out.append(re.sub(r'"generated":"[^"]*"', "", (tmp_path / "r.html").read_text()))
+        return out
+
+    first = run_all()
+    assert index_file(place).is_file()
+    assert run_all() == first
+    shutil.rmtree(path.parent / "results-index")
+    assert run_all() == first
+    with path.open("ab") as handle:
+        handle.write(line(9, 1, "fail", 3) + line(9, 2, "pass", 3)[:30])
+    extended = run_all()
+    shutil.rmtree(path.parent / "results-index")
+    assert run_all() == extended != first
