@@ -4,9 +4,12 @@
 
 Runs on its own in well under a minute (no anchor, no generated project): it writes a history of 5,000 tests
 over 100 runs in the shape `oac test` writes its records (a passing evaluator's evidence on every line, one
-line in 29 failing, a few tests flaky under one key), then measures, interleaved per rep, `oac --version` (the
-command's start-up), `oac results`, `oac results --format json` and `oac report`, and `load_history` in-process
-(the reading alone). Target: `oac results` well under a second (median CPU time < 1.0 s; wall time reported too).
+line in 29 failing, a few tests flaky under one key) to `.oac/test_results.jsonl`, then measures, interleaved per
+rep: `oac --version` (the command's start-up); `oac results` with its index removed first (the first view: reads
+the whole log and writes the index, `testing/history_index.py`), then again (the repeat: index used), `--format
+json` and `oac report` (index used); `oac results` on a copy of the log outside `.oac` (no index at all: the whole
+log every time); and `load_history` in-process (the reading alone, no index).
+Targets: the repeat `oac results` median wall time <= 0.3 s; without an index, median CPU time < 1.0 s.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import resource
+import shutil
 import statistics
 import tempfile
 import time
@@ -26,7 +30,8 @@ from oacbench.measure import run_measured
 
 LINES = 50_000
 TESTS = 5_000
-TARGET_S = 1.0
+TARGET_S = 1.0  # no index: CPU
+REPEAT_TARGET_S = 0.3  # index used: wall
 
 
 def _record(index: int, run: int, number: int, start: datetime) -> dict[str, Any]:
@@ -78,54 +83,80 @@ def _in_process(impl: Implementation, history: Path) -> tuple[float, float]:
 
 def run(impl: Implementation, reps: int, log: Any = print) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="oac-results-view-") as tmp:
-        history = Path(tmp) / "test_results.jsonl"
+        history = Path(tmp) / ".oac" / "test_results.jsonl"
+        history.parent.mkdir()
         started = time.perf_counter()
         generate(history)
         log(f"generated {LINES:,} lines ({history.stat().st_size / 1e6:.1f} MB) in {time.perf_counter() - started:.1f}s")
+        outside = Path(tmp) / "copy.jsonl"  # no .oac holding it: read without an index
+        shutil.copyfile(history, outside)
+        index_dir = history.parent / "results-index"
         report = Path(tmp) / "report.html"
+        results = [str(impl.oac), "results", "--results", str(history)]
         variants = {
             "oac --version (start-up)": [str(impl.oac), "--version"],
-            "oac results": [str(impl.oac), "results", "--results", str(history)],
-            "oac results --format json": [str(impl.oac), "results", "--results", str(history), "--format", "json"],
-            "oac report": [str(impl.oac), "report", "--results", str(history), "-o", str(report)],
+            "oac results, first (builds index)": results,
+            "oac results, repeat (index used)": results,
+            "oac results --format json (index)": [*results, "--format", "json"],
+            "oac report (index used)": [str(impl.oac), "report", "--results", str(history), "-o", str(report)],
+            "oac results, no index": [str(impl.oac), "results", "--results", str(outside)],
         }
         walls: dict[str, list[float]] = {name: [] for name in variants}
         cpus: dict[str, list[float]] = {name: [] for name in variants}
         rss: dict[str, list[int]] = {name: [] for name in variants}
+        outputs: dict[str, set[str]] = {name: set() for name in variants}
         problems: list[str] = []
         reads: list[tuple[float, float]] = []
         load: list[float] = []
+        index_kib = None
         for rep in range(reps):
             load.append(round(os.getloadavg()[0], 2))
             for name, argv in variants.items():
+                if name.startswith("oac results, first"):
+                    shutil.rmtree(index_dir, ignore_errors=True)
                 before = _children_cpu()
                 done = run_measured(argv, cwd=Path(tmp), timeout=300)
                 cpus[name].append(_children_cpu() - before)
                 walls[name].append(done.wall_s)
                 rss[name].append(done.rss_kb)
+                outputs[name].add(done.tail.replace(str(outside), str(history)))
                 if done.returncode != 0:
                     problems.append(f"rep {rep}: {name} exited {done.returncode}: {done.tail[-300:]}")
+                if name.startswith("oac results, first"):
+                    index_kib = round(sum(p.stat().st_size for p in index_dir.iterdir()) / 1024) if index_dir.is_dir() else None
+                    if index_kib is None:
+                        problems.append(f"rep {rep}: no index written under {index_dir}")
             reads.append(_in_process(impl, history))
+        shown = {outputs[name].pop() if len(outputs[name]) == 1 else None
+                 for name in ("oac results, first (builds index)", "oac results, repeat (index used)",
+                              "oac results, no index")}
+        if len(shown) != 1 or None in shown:
+            problems.append("oac results showed different output first, repeated and without an index")
         medians = {name: round(statistics.median(values), 3) for name, values in walls.items()}
         cpu = {name: round(statistics.median(values), 3) for name, values in cpus.items()}
+        repeat = "oac results, repeat (index used)"
         result = {
             "scenario": "results-view", "lines": LINES, "tests": TESTS, "runs": 100, "reps": reps,
-            "history_mb": round(history.stat().st_size / 1e6, 1),
+            "history_mb": round(history.stat().st_size / 1e6, 1), "index_kib": index_kib,
             "report_kib": round(report.stat().st_size / 1024) if report.exists() else None,
             "median_wall_s": medians, "median_cpu_s": cpu,
             "peak_rss_mb": {n: round(max(v) / 1024, 1) for n, v in rss.items()},
             "load_history_s": round(statistics.median(r[0] for r in reads), 3),
             "load_history_cpu_s": round(statistics.median(r[1] for r in reads), 3), "load_avg_1min": load,
             "problems": problems,
-            # CPU time (user + system of the process tree) is the verdict: on a shared, oversubscribed machine the
-            # wall time measures the queue for a core; both are reported
-            "target": {"name": f"oac results on {LINES:,} lines: median CPU time < {TARGET_S} s",
-                       "ok": cpu["oac results"] < TARGET_S and not problems},
+            # CPU time (user + system of the process tree) is the verdict without an index: on a shared machine the
+            # wall time measures the queue for a core; with the index the wall time is asked for (both reported)
+            "target": {"name": f"oac results on {LINES:,} lines: repeat (index used) median wall <= {REPEAT_TARGET_S}"
+                               f" s; no index median CPU < {TARGET_S} s",
+                       "ok": medians[repeat] <= REPEAT_TARGET_S and cpu["oac results, no index"] < TARGET_S
+                       and not problems},
         }
     for name, value in medians.items():
-        log(f"{name:<30} median wall {value:6.3f}s  cpu {cpu[name]:6.3f}s  peak {result['peak_rss_mb'][name]:6.1f} MB")
-    log(f"load_history in-process: wall {result['load_history_s']:.3f}s, cpu {result['load_history_cpu_s']:.3f}s; "
-        f"report {result['report_kib']} KiB; "
+        log(f"{name:<36} median wall {value:6.3f}s  cpu {cpu[name]:6.3f}s  peak {result['peak_rss_mb'][name]:6.1f} MB")
+    log(f"load_history in-process (no index): wall {result['load_history_s']:.3f}s, "
+        f"cpu {result['load_history_cpu_s']:.3f}s; index {result['index_kib']} KiB; report {result['report_kib']} KiB; "
         f"load average {load}")
+    for problem in problems:
+        log(f"problem: {problem}")
     log(("PASS " if result["target"]["ok"] else "MISS ") + result["target"]["name"])
     return result

@@ -6,6 +6,7 @@ models. A line the regex does not take is decoded with json and read the same wa
 to the same result); a corrupt line is skipped with the warning `results.read_records` gives.
 """
 
+import functools
 import json
 import os
 import re
@@ -24,7 +25,7 @@ from open_agent_compiler.errors import ResultsError
 # a log in pieces cut after a newline finds what one scan of the whole finds (the history index relies on it)
 _STRING = rb'"[^"\\\n]*(?:\\.[^"\\\n]*)*"'  # any JSON string
 _MAYBE = rb"(?:null|" + _STRING + rb")"
-_SLIM = re.compile(
+_SLIM_PATTERN = (
     rb'^\{"timestamp":"([^"\\\n]*)","run_id":"([^"\\\n]*)","test_id":"([^"\\\n]*)","test_kind":' + _STRING
     + rb',"test_name":' + _STRING + rb',"target_name":' + _STRING + rb',"status":"([a-z_]+)","passed":(?:true|false)'
     + rb',"score":[^,\n]*,"duration_s":([^,\n]*),"variant":' + _MAYBE + rb',"access_profile":' + _MAYBE
@@ -34,7 +35,22 @@ _SLIM = re.compile(
 )
 # ... and the rest of the line, which must end its object: a line torn after `"evidence":` (a crashed writer) goes
 # the json way and is skipped with a warning (one torn right after a `}` is still taken: its decode is guarded)
-_SLIM_LINES = re.compile(_SLIM.pattern + rb"[^\n]*\}\n?", re.MULTILINE)
+_LINES_PATTERN = _SLIM_PATTERN + rb"[^\n]*\}\n?"
+
+
+@functools.cache
+def _slim_lines() -> re.Pattern[bytes]:
+    """Compiled on first use (~3 ms each): a repeat `oac results` reads through the history index and may scan
+    nothing."""
+    return re.compile(_LINES_PATTERN, re.MULTILINE)
+
+
+def __getattr__(name: str) -> Any:
+    if name == "_SLIM":  # the record pattern alone (tests, `testing.results`)
+        return re.compile(_SLIM_PATTERN)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 _STATUS_OF = {b"pass": "pass", b"fail": "fail", b"skipped": "skipped", b"not_runnable": "not_runnable"}
 
 # timestamp, run id, test id, status, duration, key, the raw line: texts as UTF-8 bytes (decoded by the reader
@@ -121,7 +137,7 @@ def scan(data: bytes, path: Path, warn: Any = None, *, start: int = 0, end: int 
 
     position = start
     status_of = _STATUS_OF
-    for found in _SLIM_LINES.finditer(data, start, stop):
+    for found in _slim_lines().finditer(data, start, stop):
         start, end = found.span()
         if start != position:
             yield from slow(position, start)
