@@ -18,7 +18,6 @@ from open_agent_compiler.cli.results_cmd import text_lines
 from open_agent_compiler.testing import history_index
 from open_agent_compiler.testing.history import History, load_history, summary
 from open_agent_compiler.testing.history_index import IndexPlace, index_place, load_indexed
-from open_agent_compiler.testing.history_scan import read_log_stat
 from open_agent_compiler.testing.report_html import render
 
 STATUSES = ("pass", "fail", "skipped", "not_runnable")
@@ -109,18 +108,17 @@ def test_a_repeat_view_uses_the_index_and_reads_only_the_new_lines(tmp_path: Pat
     scanned: list[int] = []
     real_scan = history_index.scan
 
-    def counting_scan(data: bytes, *args: Any, start: int = 0, **kwargs: Any) -> Any:
-        scanned.append(start)
-        return real_scan(data, *args, start=start, **kwargs)
+    def counting_scan(data: bytes, *args: Any, **kwargs: Any) -> Any:
+        scanned.append(len(data))
+        return real_scan(data, *args, **kwargs)
 
     monkeypatch.setattr(history_index, "scan", counting_scan)
-    size = path.stat().st_size
     assert_same(path, place)
     assert scanned == []  # nothing new: nothing scanned
     with path.open("ab") as handle:
         handle.write(line(9, 1, "fail", 7))
     assert_same(path, place)
-    assert scanned == [size]  # only what was appended
+    assert scanned == [len(line(9, 1, "fail", 7))]  # only what was appended
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -160,23 +158,29 @@ def test_a_log_replaced_by_another_file_is_read_again(tmp_path: Path) -> None:
     assert_same(path, place)
 
 
+def trusted(place: IndexPlace, results: Path | str, log: Path) -> bool:
+    """Whether the index at `place` is taken for the log open from `log`, under the name `results`."""
+    fd = os.open(log, os.O_RDONLY)
+    try:
+        return history_index._read(place, os.path.abspath(results), fd, os.fstat(fd)) is not None
+    finally:
+        os.close(fd)
+
+
 def test_an_index_is_trusted_only_for_its_own_path_and_file(tmp_path: Path) -> None:
     """Identical bytes are not enough: another path (an index copied over), or the same path now another file."""
     data = many(3)
     path, place = log_of(tmp_path, data)
     load_indexed(path, place)
-    log_bytes, status = read_log_stat(path)
-    results = os.path.abspath(path)
-    assert history_index._read(place, results, log_bytes, status) is not None
-    assert history_index._read(place, results + "x", log_bytes, status) is None
+    assert trusted(place, path, path)
+    assert not trusted(place, str(path) + "x", path)
     copy = path.with_name("copy.jsonl")
     copy.write_bytes(data)
-    _, other = read_log_stat(copy)
-    assert other is not None and other.st_ino != status.st_ino
-    assert history_index._read(place, results, log_bytes, other) is None
+    assert copy.stat().st_ino != path.stat().st_ino
+    assert not trusted(place, path, copy)  # same name and bytes, another file
     # an index of another log put where this one's belongs
     shutil.copyfile(index_file(place), index_file(index_place(copy)))
-    assert history_index._read(index_place(copy), os.path.abspath(copy), log_bytes, other) is None
+    assert not trusted(index_place(copy), copy, copy)
     assert indexed(copy, index_place(copy)) == plain(copy)
 
 
@@ -315,3 +319,23 @@ def test_every_command_shows_the_same_with_and_without_the_index(tmp_path: Path)
     extended = run_all()
     shutil.rmtree(path.parent / "results-index")
     assert run_all() == extended != first
+
+
+def test_a_log_cut_short_while_it_is_read_through_the_index_is_read_again(tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """A writer truncates the log right after the index was checked (a rotation by copy and truncate): the lines
+    the index points at are gone, so the log is read again from the start, each warning said once."""
+    path, place = log_of(tmp_path, many(4) + b"{torn\n" + many(3))
+    assert_same(path, place)
+    real_read = history_index._read
+
+    def read_then_truncate(*args: Any) -> Any:
+        found = real_read(*args)
+        with path.open("r+b") as handle:
+            handle.truncate(len(many(2)) + 3)
+        return found
+
+    monkeypatch.setattr(history_index, "_read", read_then_truncate)
+    view, said = indexed(path, place)
+    monkeypatch.setattr(history_index, "_read", real_read)
+    assert (view, said) == plain(path)

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from open_agent_compiler.errors import OacError
 from open_agent_compiler.testing.history_scan import Scanned, read_log, scan
@@ -178,6 +178,12 @@ class History:
         return sum(run.saved_s for run in self.runs)
 
 
+class LineSource(Protocol):
+    """The log's bytes, or anything that gives `source[start:end]` for the start and end of a line of it."""
+
+    def __getitem__(self, where: slice, /) -> bytes: ...
+
+
 class HistoryFold:
     """`build_history`'s one pass over the scanned records as a state that can stop after any record and go on
     later: the history index (`history_index`) keeps it for the log up to a byte offset and feeds it only the
@@ -260,9 +266,9 @@ class HistoryFold:
                     test[6].append(key)
         self.current_id, self.ran_s, self.last_stamp = current_id, ran_s, previous_stamp
 
-    def history(self, path: Path, data: bytes) -> History:
-        """The History of the records fed so far, `data` being the log they were read from. Its tests share this
-        fold's point lists: feed no more after."""
+    def history(self, path: Path, data: "LineSource") -> History:
+        """The History of the records fed so far, `data` the log they were read from (its bytes, or what gives
+        the lines asked for). Its tests share this fold's point lists: feed no more after."""
         history = History(path=path)
         finished = dict(self.finished)
         for run in self.runs:

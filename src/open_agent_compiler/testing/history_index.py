@@ -21,16 +21,17 @@ is never handed to it. Imports no pydantic or doit: `oac results` stays cheap to
 import marshal
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import xxhash
 
 from open_agent_compiler import fsio
-from open_agent_compiler.errors import OacError
+from open_agent_compiler.errors import OacError, ResultsError
 from open_agent_compiler.testing.history import History, HistoryFold
-from open_agent_compiler.testing.history_scan import read_log_stat, scan, warning
+from open_agent_compiler.testing.history_scan import Scanned, scan, warning
 
 INDEX_DIR = "results-index"
 _MAGIC = b"oac-results-index 1\n"
@@ -69,12 +70,52 @@ class _Index:
     fold: HistoryFold
 
 
-def _prefix_digest(data: bytes, offset: int) -> bytes:
-    return xxhash.xxh3_128_digest(memoryview(data)[:offset])
+_CHUNK = 1 << 20
 
 
-def _read(place: IndexPlace, results: str, data: bytes, status: os.stat_result) -> _Index | None:
-    """The index of `data` (the log at `results`, read with `status`), or None when there is none to trust."""
+class _Changed(Exception):
+    """The log shrank while being read: read it again, whole."""
+
+
+def _pread(fd: int, size: int, offset: int) -> bytes:
+    raw = os.pread(fd, size, offset)
+    if len(raw) != size:
+        raise _Changed
+    return raw
+
+
+def _digest_of_head(fd: int, offset: int) -> Any:
+    """xxh3-128 of the log's first `offset` bytes, read in chunks into one buffer (no copy of the whole log)."""
+    hasher = xxhash.xxh3_128()
+    buffer = bytearray(min(_CHUNK, offset))
+    view = memoryview(buffer)
+    position = 0
+    while position < offset:
+        got = os.preadv(fd, [view[:min(_CHUNK, offset - position)]], position)
+        if got <= 0:
+            raise _Changed
+        hasher.update(view[:got])
+        position += got
+    return hasher
+
+
+class _Lines:
+    """The log's bytes as `HistoryFold.history` slices them (`source[start:end]`, whole lines): before `offset`
+    read from the file line by line, from `offset` on out of `tail`, read once."""
+
+    def __init__(self, fd: int, offset: int, tail: bytes) -> None:
+        self.fd, self.offset, self.tail = fd, offset, tail
+
+    def __getitem__(self, where: slice) -> bytes:
+        start, end = where.start, where.stop
+        if start >= self.offset:
+            return self.tail[start - self.offset:end - self.offset]
+        return _pread(self.fd, end - start, start)
+
+
+def _read(place: IndexPlace, results: str, fd: int, status: os.stat_result) -> tuple[_Index, Any] | None:
+    """The index of the log open as `fd` (at `results`, `status` its fstat), with the digest state of the bytes it
+    covers; None when there is none to trust."""
     try:
         entry = fsio.inspect(place.root, place.rel, show=place.rel)
     except OacError:  # unreadable, or a symlinked directory on the way: as if there were none
@@ -89,16 +130,19 @@ def _read(place: IndexPlace, results: str, data: bytes, status: os.stat_result) 
         python, path, device, inode, offset, digest, line, skipped, state = marshal.loads(body)
         if (python, path, device, inode) != (_PYTHON, results, status.st_dev, status.st_ino):
             return None
-        if not (0 < offset <= len(data) and data[offset - 1] == 0x0A and _prefix_digest(data, offset) == digest):
-            return None  # truncated, rewritten or replaced since
-        return _Index(offset, line, list(skipped), HistoryFold.restore(state))
-    except (ValueError, TypeError, EOFError, KeyError, IndexError):
+        if not (0 < offset <= status.st_size and _pread(fd, 1, offset - 1) == b"\n"):
+            return None  # truncated since, or not at the end of a line
+        hasher = _digest_of_head(fd, offset)
+        if hasher.digest() != digest:
+            return None  # rewritten or replaced since
+        return _Index(offset, line, list(skipped), HistoryFold.restore(state)), hasher
+    except (ValueError, TypeError, EOFError, KeyError, IndexError, _Changed):
         return None
 
 
-def _encode(results: str, status: os.stat_result, data: bytes, index: _Index) -> bytes:
-    body = marshal.dumps((_PYTHON, results, status.st_dev, status.st_ino, index.offset,
-                          _prefix_digest(data, index.offset), index.line, index.skipped, index.fold.dump()))
+def _encode(results: str, status: os.stat_result, digest: bytes, index: _Index) -> bytes:
+    body = marshal.dumps((_PYTHON, results, status.st_dev, status.st_ino, index.offset, digest, index.line,
+                          index.skipped, index.fold.dump()))
     return _MAGIC + xxhash.xxh3_128_digest(body) + body
 
 
@@ -109,31 +153,68 @@ def _write(place: IndexPlace, payload: bytes) -> None:
         pass
 
 
+def _shifted(records: Iterable[Scanned], by: int) -> Iterator[Scanned]:
+    for stamp, run_id, test_id, status, duration, key, start, end in records:
+        yield stamp, run_id, test_id, status, duration, key, start + by, end + by
+
+
 def load_indexed(path: Path, place: IndexPlace, warn: Callable[[str], None] | None = None) -> History:
     """The history of `path` (what `history.load_history` gives), through and updating its index at `place`."""
-    if not path.exists():
-        raise OacError(f"no results file at {path}: run `oac test` first, or pass --results")
     say = warn or (lambda message: print(message, file=sys.stderr))
-    data, status = read_log_stat(path)
-    if status is None:
-        raise OacError(f"no results file at {path}: run `oac test` first, or pass --results")
-    results = os.path.abspath(path)
-    index = _read(place, results, data, status)
-    if index is None:
-        index = _Index(0, 1, [], HistoryFold())
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except FileNotFoundError:
+        raise OacError(f"no results file at {path}: run `oac test` first, or pass --results") from None
+    except OSError as exc:
+        raise ResultsError(f"cannot read results file {path}: {exc.strerror}") from None
+    try:
+        status = os.fstat(fd)
+        said: list[str] = []
+        found = _read(place, os.path.abspath(path), fd, status)
+        if found is not None:
+            try:
+                history = _history(path, place, fd, status, found, said.append)
+            except _Changed:  # shrank after the check: as if there were no index
+                said.clear()
+                found = None
+        if found is None:
+            history = _history(path, place, fd, status, None, said.append)
+    except OSError as exc:
+        raise ResultsError(f"cannot read results file {path}: {exc.strerror}") from None
+    finally:
+        os.close(fd)
+    for message in said:
+        say(message)
+    return history
+
+
+def _history(path: Path, place: IndexPlace, fd: int, status: os.stat_result, found: tuple[_Index, Any] | None,
+             say: Callable[[str], None]) -> History:
+    """Read the log past the index (`found`, else all of it), show it, and extend the index by its new lines."""
+    if found is None:
+        index, hasher = _Index(0, 1, [], HistoryFold()), xxhash.xxh3_128()
     else:
+        index, hasher = found
         for line, what in index.skipped:
             say(warning(path, line, what))
-    whole = data.rfind(b"\n") + 1  # only complete lines are indexed
+    offset = index.offset
+    with open(fd, "rb", closefd=False) as handle:
+        handle.seek(offset)
+        tail = handle.read()  # the whole log when there is no index
+    source: bytes | _Lines = tail if offset == 0 else _Lines(fd, offset, tail)
+    whole = tail.rfind(b"\n") + 1  # only complete lines are indexed
     payload = None
-    if whole > index.offset:
-        index.fold.feed(scan(data, path, say, start=index.offset, end=whole, line=index.line, skipped=index.skipped))
-        index.line += data.count(b"\n", index.offset, whole)
-        index.offset = whole
-        payload = _encode(results, status, data, index)  # now: the torn tail below is fed to the same fold
-    if whole < len(data):
-        index.fold.feed(scan(data, path, say, start=whole, line=index.line))
-    history = index.fold.history(path, data)
+    if whole:
+        records = scan(tail, path, say, end=whole, line=index.line, skipped=index.skipped)
+        index.fold.feed(records if offset == 0 else _shifted(records, offset))
+        index.line += tail.count(b"\n", 0, whole)
+        index.offset += whole
+        hasher.update(memoryview(tail)[:whole])
+        payload = _encode(os.path.abspath(path), status, hasher.digest(), index)  # now: the torn tail below
+    if whole < len(tail):  # is fed to the same fold
+        records = scan(tail, path, say, start=whole, line=index.line)
+        index.fold.feed(records if offset == 0 else _shifted(records, offset))
+    history = index.fold.history(path, source)
     if payload is not None:
         _write(place, payload)
     return history

@@ -8,7 +8,6 @@ to the same result); a corrupt line is skipped with the warning `results.read_re
 
 import functools
 import json
-import os
 import re
 import sys
 from collections.abc import Iterator
@@ -66,18 +65,6 @@ def read_log(path: Path) -> bytes:
         return path.read_bytes()
     except FileNotFoundError:
         return b""
-    except OSError as exc:
-        raise ResultsError(f"cannot read results file {path}: {exc.strerror}") from None
-
-
-def read_log_stat(path: Path) -> tuple[bytes, os.stat_result | None]:
-    """The whole log and the status of the file read (from the same open: what the history index checks its
-    identity against); (b"", None) when there is none."""
-    try:
-        with path.open("rb") as handle:
-            return handle.read(), os.fstat(handle.fileno())
-    except FileNotFoundError:
-        return b"", None
     except OSError as exc:
         raise ResultsError(f"cannot read results file {path}: {exc.strerror}") from None
 
