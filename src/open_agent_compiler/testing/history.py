@@ -137,10 +137,11 @@ class TestHistory:
     @property
     def flaky(self) -> bool:
         """Passed and failed under one key (nothing it reads changed)."""
-        if not any(key is not None for key in self.fail_keys):
+        if not self.fail_keys:
             return False
-        passed = {key for key, (_, status, _) in zip(self.point_keys, self.points) if status == "pass"}
-        return any(key is not None and key in passed for key in self.fail_keys)
+        passed = {key for key, point in zip(self.point_keys, self.points) if point[1] == "pass"}
+        passed.discard(None)
+        return not passed.isdisjoint(self.fail_keys)
 
     @property
     def duration_s(self) -> float:
