@@ -37,6 +37,24 @@ def test_oac_results_with_a_results_file_imports_no_pydantic_and_no_doit(tmp_pat
         assert "x:tool:a" in done.stdout and "answer: no" in done.stdout
 
 
+@pytest.mark.parametrize("command", [["results"], ["report"]])
+def test_oac_results_and_report_in_a_project_import_no_pydantic_either(tmp_path: Path, command: list[str]) -> None:
+    """Without --results the project is looked up (`tasks.project`, no pydantic): a configured results path is
+    read, and the history index is kept in the project's .oac."""
+    (tmp_path / "pyproject.toml").write_text('[tool.oac]\nresults = "reports/history.jsonl"\n')
+    write(tmp_path / "reports" / "history.jsonl", [record(0, "x:tool:a", "fail", 0.2, evidence=failing_evidence("no"))])
+    (tmp_path / "sub").mkdir()
+    done = subprocess.run([sys.executable, "-c", PROBE, *command], capture_output=True, text=True, timeout=60,
+                          cwd=tmp_path / "sub")
+    assert done.stderr.splitlines()[-1] == "HEAVY sqlite3", done.stderr
+    if command == ["results"]:
+        assert "x:tool:a" in done.stdout and "answer: no" in done.stdout
+    else:
+        assert (tmp_path / ".oac" / "report.html").is_file()
+    assert len(list((tmp_path / ".oac" / "results-index").iterdir())) == 1
+    assert sorted(p.name for p in (tmp_path / "reports").iterdir()) == ["history.jsonl"]
+
+
 def test_an_os_error_is_one_line_naming_its_path(capsys: pytest.CaptureFixture[str]) -> None:
     @one_line_errors
     def command() -> None:

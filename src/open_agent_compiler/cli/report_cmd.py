@@ -22,7 +22,7 @@ def report_command(output: Path | None, results: Path | None, since: str | None)
     """Write the test history as one self-contained HTML page: no network, inline CSS, JS and SVG charts."""
     history = read_history(results, since)
     if output is None:
-        from open_agent_compiler.tasks.settings import STATE_DIR, find_project  # pydantic: only when needed
+        from open_agent_compiler.tasks.project import STATE_DIR, find_project
 
         output = find_project(Path.cwd()).root / STATE_DIR / "report.html"
     absolute = Path(os.path.abspath(output))

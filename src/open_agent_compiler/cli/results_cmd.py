@@ -15,8 +15,8 @@ from open_agent_compiler.tasks.gc_tuning import fewer_collections
 from open_agent_compiler.testing.history import History, first_failure, load_history, parse_since, summary
 from open_agent_compiler.testing.history_index import index_place, load_indexed
 
-# Imported where used, not here: the project lookup (tasks.settings: pydantic), the merge and the record models
-# (testing.results: pydantic), fsio. `oac results --results FILE` imports none of them (measured with
+# Imported where used, not here: the project lookup (tasks.project), the merge and the record models
+# (testing.results: pydantic). `oac results --results FILE` imports none of them (measured with
 # -X importtime: ~0.2 s of CPU of a 50,000-line summary, issue 20).
 
 
@@ -30,7 +30,7 @@ def _results_and_state(given: Path | None) -> tuple[Path, Path | None]:
     """The results path, and the project's `.oac` when the project was looked up for it (else None)."""
     if given is not None:
         return given, None
-    from open_agent_compiler.tasks.settings import STATE_DIR, find_project
+    from open_agent_compiler.tasks.project import STATE_DIR, find_project
 
     project = find_project(Path.cwd())
     configured = project.values.get("results")

@@ -5,17 +5,16 @@ One validation for both sources: every value, typed on the command line or read 
 """
 
 import os
-import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from open_agent_compiler.errors import OacError
+# the project lookup needs no pydantic: it lives in tasks.project (`oac results` imports only that), named here too
+from open_agent_compiler.tasks.project import PYPROJECT, STATE_DIR, ProjectSettings, find_project  # noqa: F401
 
-STATE_DIR = ".oac"
 STATE_DB = "doit-state.sqlite3"
-PYPROJECT = "pyproject.toml"
 # keys of [tool.oac] that only `oac compile` reads; `oac test` accepts and ignores them
 COMPILE_ONLY_KEYS = ("target", "compile")  # [[tool.oac.compile]]: the compile tasks' entries (tasks.compile_tasks)
 _FLAGS = {"factory": "FACTORY argument", "jobs": "--jobs", "kind": "--kind", "filter": "--filter", "keyword": "-k",
@@ -114,56 +113,6 @@ class TestOptions(BaseModel):
     @property
     def build_dir(self) -> Path:
         return self.state_dir / "build" / self.config / self.dialect
-
-
-class ProjectSettings(BaseModel):
-    """Where the project is (the folder of the pyproject.toml holding `[tool.oac]`, else the start folder)
-    and that table's values."""
-
-    model_config = ConfigDict(frozen=True)
-
-    root: Path
-    pyproject: Path | None = None
-    values: dict[str, Any] = Field(default_factory=dict)
-
-    def where(self, key: str) -> str:
-        return f"[tool.oac] {key} in {self.pyproject}"
-
-
-def _oac_table(path: Path) -> dict[str, Any] | None:
-    """`[tool.oac]` of one pyproject.toml, or None when it has no such table."""
-    try:
-        with open(path, "rb") as handle:
-            data = tomllib.load(handle)
-    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise OacError(f"cannot read {path}: {exc}") from None
-    tool = data.get("tool")
-    if tool is None:
-        return None
-    if not isinstance(tool, dict):
-        raise OacError(f"{path}: 'tool' must be a table ([tool.oac]), not {type(tool).__name__}")
-    section = tool.get("oac")
-    if section is None:
-        return None
-    if not isinstance(section, dict):
-        raise OacError(f"{path}: [tool.oac] must be a table, not {type(section).__name__}")
-    return {key.replace("-", "_"): value for key, value in section.items()}
-
-
-def find_project(start: Path) -> ProjectSettings:
-    """Look upwards from `start` for the first pyproject.toml with a `[tool.oac]` table, as pytest and ruff
-    look for their own table; stop after a folder holding `.git` (the repository root) or at the filesystem
-    root. Found: that folder is the project root. Not found: `start` is, with no settings."""
-    start = Path(os.path.abspath(start))
-    for folder in (start, *start.parents):
-        candidate = folder / PYPROJECT
-        if candidate.is_file():
-            table = _oac_table(candidate)
-            if table is not None:
-                return ProjectSettings(root=folder, pyproject=candidate, values=table)
-        if (folder / ".git").exists():
-            break
-    return ProjectSettings(root=start)
 
 
 def pyproject_settings(root: Path) -> dict[str, Any]:
