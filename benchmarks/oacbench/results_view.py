@@ -6,9 +6,11 @@ Runs on its own in well under a minute (no anchor, no generated project): it wri
 over 100 runs in the shape `oac test` writes its records (a passing evaluator's evidence on every line, one
 line in 29 failing, a few tests flaky under one key) to `.oac/test_results.jsonl`, then measures, interleaved per
 rep: `oac --version` (the command's start-up); `oac results` with its index removed first (the first view: reads
-the whole log and writes the index, `testing/history_index.py`), then again (the repeat: index used), `--format
-json` and `oac report` (index used); `oac results` on a copy of the log outside `.oac` (no index at all: the whole
-log every time); and `load_history` in-process (the reading alone, no index).
+the whole log and writes the index, `testing/history_index.py`), then again (the repeat: index used), bare
+`oac results` (the project looked up, the same log), `--format json` and `oac report` (index used); `oac results`
+on a copy of the log outside `.oac` (no index at all: the whole log every time); `--since` the last 10 runs with
+and without the index; and `load_history` in-process (the reading alone, no index). The outputs with and without
+the index must be the same.
 Targets: the repeat `oac results` median wall time <= 0.3 s; without an index, median CPU time < 1.0 s.
 """
 
@@ -32,6 +34,7 @@ LINES = 50_000
 TESTS = 5_000
 TARGET_S = 1.0  # no index: CPU
 REPEAT_TARGET_S = 0.3  # index used: wall
+SINCE = "2026-10-30T00:00:00+00:00"  # the history's runs are one a day from 2026-08-01: the last 10
 
 
 def _record(index: int, run: int, number: int, start: datetime) -> dict[str, Any]:
@@ -97,9 +100,13 @@ def run(impl: Implementation, reps: int, log: Any = print) -> dict[str, Any]:
             "oac --version (start-up)": [str(impl.oac), "--version"],
             "oac results, first (builds index)": results,
             "oac results, repeat (index used)": results,
+            "oac results (bare: project lookup)": [str(impl.oac), "results"],
             "oac results --format json (index)": [*results, "--format", "json"],
             "oac report (index used)": [str(impl.oac), "report", "--results", str(history), "-o", str(report)],
             "oac results, no index": [str(impl.oac), "results", "--results", str(outside)],
+            # the last 10 of the 100 runs: through the index the older 90 % of the log is skipped
+            "oac results --since (index)": [*results, "--since", SINCE],
+            "oac results --since, no index": [str(impl.oac), "results", "--results", str(outside), "--since", SINCE],
         }
         walls: dict[str, list[float]] = {name: [] for name in variants}
         cpus: dict[str, list[float]] = {name: [] for name in variants}
@@ -123,15 +130,20 @@ def run(impl: Implementation, reps: int, log: Any = print) -> dict[str, Any]:
                 if done.returncode != 0:
                     problems.append(f"rep {rep}: {name} exited {done.returncode}: {done.tail[-300:]}")
                 if name.startswith("oac results, first"):
-                    index_kib = round(sum(p.stat().st_size for p in index_dir.iterdir()) / 1024) if index_dir.is_dir() else None
+                    files = list(index_dir.iterdir()) if index_dir.is_dir() else []
+                    index_kib = round(sum(p.stat().st_size for p in files) / 1024) if files else None
                     if index_kib is None:
                         problems.append(f"rep {rep}: no index written under {index_dir}")
             reads.append(_in_process(impl, history))
         shown = {outputs[name].pop() if len(outputs[name]) == 1 else None
                  for name in ("oac results, first (builds index)", "oac results, repeat (index used)",
-                              "oac results, no index")}
+                              "oac results (bare: project lookup)", "oac results, no index")}
         if len(shown) != 1 or None in shown:
             problems.append("oac results showed different output first, repeated and without an index")
+        since_shown = {outputs[name].pop() if len(outputs[name]) == 1 else None
+                       for name in ("oac results --since (index)", "oac results --since, no index")}
+        if len(since_shown) != 1 or None in since_shown:
+            problems.append("oac results --since showed different output with and without an index")
         medians = {name: round(statistics.median(values), 3) for name, values in walls.items()}
         cpu = {name: round(statistics.median(values), 3) for name, values in cpus.items()}
         repeat = "oac results, repeat (index used)"

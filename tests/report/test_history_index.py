@@ -7,6 +7,8 @@ import os
 import re
 import shutil
 import tempfile
+import time
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -339,3 +341,81 @@ def test_a_log_cut_short_while_it_is_read_through_the_index_is_read_again(tmp_pa
     view, said = indexed(path, place)
     monkeypatch.setattr(history_index, "_read", real_read)
     assert (view, said) == plain(path)
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# --since through the index: it skips the older part of the log, and shows what the whole log shows
+
+STAMPS = ["2026-11-01T09:00:00.000+00:00", "2026-11-02T09:00:00.000+00:00", "2026-11-02T11:30:00+02:00",
+          "2026-11-03T09:00:00.000+00:00", "2026-11-03T09:00:00.000001+00:00", "2026-11-04T00:00:00Z", "not a time",
+          "2026-11-05T09:00:00.000+00:00"]
+SINCE = [datetime(2026, 11, day, hour, tzinfo=timezone.utc) for day in (1, 2, 3, 4, 6) for hour in (0, 9)]
+
+
+def stamped(run: int, test: int, status: str, stamp: str, compact: bool) -> bytes:
+    value = record(run, f"t:tool:n{test}", status, 0.5, key=f"k{run % 2}")
+    value["timestamp"] = stamp
+    return json.dumps(value, separators=(",", ":") if compact else (", ", ": ")).encode() + b"\n"
+
+
+def since_views(path: Path, place: IndexPlace | None, since: datetime) -> tuple[str, list[str]]:
+    said: list[str] = []
+    history = load_history(path, since, warn=said.append) if place is None else load_indexed(
+        path, place, warn=said.append, since=since)
+    return views(history), said
+
+
+since_lines = st.one_of(
+    st.builds(stamped, st.integers(0, 3), st.integers(0, 4), st.sampled_from(STATUSES), st.sampled_from(STAMPS),
+              st.booleans()),
+    st.sampled_from([b"{torn\n", b"[1]\n"]),
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(first=st.lists(since_lines, max_size=20), then=st.lists(since_lines, max_size=12),
+       later=st.lists(since_lines, max_size=4), naive=st.booleans(), since=st.sampled_from(SINCE))
+def test_since_through_the_index_equals_since_over_the_whole_log(first: list[bytes], then: list[bytes],
+                                                                 later: list[bytes], naive: bool,
+                                                                 since: datetime) -> None:
+    """Timestamps out of order, in other offsets, unparseable, or (`naive`, first) without an offset, read in a
+    time zone ten hours behind UTC; marks every two records; lines appended after the index was written."""
+    extra = [stamped(9, 1, "pass", "2026-11-03T10:00:00", True)] if naive else []
+    with tempfile.TemporaryDirectory() as tmp, pytest.MonkeyPatch.context() as patch:
+        patch.setattr(history_index, "MARK_EVERY", 2)
+        patch.setenv("TZ", "HST+10")
+        time.tzset()
+        try:
+            path, place = log_of(Path(tmp), b"".join(extra + first))
+            load_indexed(path, place)
+            with path.open("ab") as handle:
+                handle.write(b"".join(then))
+            load_indexed(path, place)  # extends the index (and its marks) by `then`
+            with path.open("ab") as handle:
+                handle.write(b"".join(later))
+            assert since_views(path, place, since) == since_views(path, None, since)
+        finally:
+            patch.undo()
+            time.tzset()
+
+
+def test_since_reads_only_the_part_of_the_log_from_then_on(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(history_index, "MARK_EVERY", 3)
+    stamps = [f"2026-11-{day:02d}T09:00:00.000+00:00" for day in range(1, 21)]
+    data = b"".join(stamped(day, test, "pass", stamp, True) for day, stamp in enumerate(stamps) for test in range(3))
+    path, place = log_of(tmp_path, data[:100] + b"\n{torn\n" + data[100:])
+    load_indexed(path, place)
+    scanned: list[int] = []
+    real_scan = history_index.scan
+
+    def counting_scan(data: bytes, *args: Any, **kwargs: Any) -> Any:
+        scanned.append(len(data))
+        return real_scan(data, *args, **kwargs)
+
+    monkeypatch.setattr(history_index, "scan", counting_scan)
+    since = datetime(2026, 11, 18, tzinfo=timezone.utc)
+    assert since_views(path, place, since) == since_views(path, None, since)
+    assert 0 < scanned[0] < len(data) / 4  # the last three days and a bit
+    for exact in (datetime(2026, 11, day, 9, tzinfo=timezone.utc) for day in (5, 6, 7, 18)):  # == a record's time
+        assert since_views(path, place, exact) == since_views(path, None, exact)
+    assert len(since_views(path, place, since)[1]) == 3  # the lines before, skipped, still warned about

@@ -42,14 +42,17 @@ def _results_and_state(given: Path | None) -> tuple[Path, Path | None]:
 def read_history(results: Path | None, since: str | None) -> History:
     """The history, read with the collector's thresholds of a test run: a long history allocates hundreds of
     thousands of small acyclic objects (the process ends right after, so the defaults are not restored).
-    Without --since it goes through the history index (`testing.history_index`): a repeat view reads only the
-    lines appended since the last one."""
+    Through the history index (`testing.history_index`) where there is one: a repeat view reads only the lines
+    appended since the last one; --since skips the part of the log older than it."""
     path, state_dir = _results_and_state(results)
     moment = parse_since(since) if since else None
-    place = index_place(path, state_dir) if moment is None else None
+    place = index_place(path, state_dir)
     warn = lambda message: click.echo(message, err=True)  # noqa: E731
     with fewer_collections(restore=False):
-        history = load_indexed(path, place, warn=warn) if place is not None else load_history(path, moment, warn=warn)
+        if place is None:
+            history = load_history(path, moment, warn=warn)
+        else:
+            history = load_indexed(path, place, warn=warn, since=moment)
     _KEPT.append(history)
     return history
 

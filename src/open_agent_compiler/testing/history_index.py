@@ -22,7 +22,8 @@ import marshal
 import os
 import sys
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -30,14 +31,15 @@ import xxhash
 
 from open_agent_compiler import fsio
 from open_agent_compiler.errors import OacError, ResultsError
-from open_agent_compiler.testing.history import History, HistoryFold
+from open_agent_compiler.testing.history import History, HistoryFold, build_history
 from open_agent_compiler.testing.history_scan import Scanned, scan, warning
 
 INDEX_DIR = "results-index"
-_MAGIC = b"oac-results-index 1\n"
+_MAGIC = b"oac-results-index 2\n"
 # marshal's format is the interpreter's: an index written by another Python is rebuilt, not misread
 _PYTHON = f"{sys.implementation.cache_tag} marshal {marshal.version}"
 _DIGEST = 16
+MARK_EVERY = 1000  # records between two marks for --since
 
 
 @dataclass(frozen=True)
@@ -68,6 +70,13 @@ class _Index:
     line: int  # the number of the line starting at `offset`
     skipped: list[tuple[int, str]]  # the lines before `offset` the scan warned about
     fold: HistoryFold
+    # for --since: every MARK_EVERY records, (where the record's line starts, its number, the latest timestamp of
+    # the records before it, ISO, or None); the latest so far, the records counted, whether a timestamp without an
+    # offset was seen (its moment depends on the reader's time zone: the marks are then not used)
+    marks: list[tuple[int, int, str | None]] = field(default_factory=list)
+    latest: str | None = None
+    records: int = 0
+    naive: bool = False
 
 
 _CHUNK = 1 << 20
@@ -127,7 +136,7 @@ def _read(place: IndexPlace, results: str, fd: int, status: os.stat_result) -> t
     if xxhash.xxh3_128_digest(body) != raw[len(_MAGIC):len(_MAGIC) + _DIGEST]:
         return None  # damaged (or not ours): never handed to marshal
     try:
-        python, path, device, inode, offset, digest, line, skipped, state = marshal.loads(body)
+        python, path, device, inode, offset, digest, line, skipped, state, marks = marshal.loads(body)
         if (python, path, device, inode) != (_PYTHON, results, status.st_dev, status.st_ino):
             return None
         if not (0 < offset <= status.st_size and _pread(fd, 1, offset - 1) == b"\n"):
@@ -135,14 +144,17 @@ def _read(place: IndexPlace, results: str, fd: int, status: os.stat_result) -> t
         hasher = _digest_of_head(fd, offset)
         if hasher.digest() != digest:
             return None  # rewritten or replaced since
-        return _Index(offset, line, list(skipped), HistoryFold.restore(state)), hasher
+        found = _Index(offset, line, list(skipped), HistoryFold.restore(state), *marks)
+        found.marks = list(found.marks)
+        return found, hasher
     except (ValueError, TypeError, EOFError, KeyError, IndexError, _Changed):
         return None
 
 
 def _encode(results: str, status: os.stat_result, digest: bytes, index: _Index) -> bytes:
     body = marshal.dumps((_PYTHON, results, status.st_dev, status.st_ino, index.offset, digest, index.line,
-                          index.skipped, index.fold.dump()))
+                          index.skipped, index.fold.dump(),
+                          (index.marks, index.latest, index.records, index.naive)))
     return _MAGIC + xxhash.xxh3_128_digest(body) + body
 
 
@@ -158,8 +170,56 @@ def _shifted(records: Iterable[Scanned], by: int) -> Iterator[Scanned]:
         yield stamp, run_id, test_id, status, duration, key, start + by, end + by
 
 
-def load_indexed(path: Path, place: IndexPlace, warn: Callable[[str], None] | None = None) -> History:
-    """The history of `path` (what `history.load_history` gives), through and updating its index at `place`."""
+def _marked(records: Iterable[Scanned], index: _Index, tail: bytes) -> Iterator[Scanned]:
+    """`records` (of `tail`, the log from `index.offset` on), noting the marks `--since` starts from."""
+    latest = None if index.latest is None else datetime.fromisoformat(index.latest)
+    counted_at, counted_line = 0, index.line  # a line number, counted only at the marks
+    count = index.records
+    for record in records:
+        if count % MARK_EVERY == 0:
+            start = record[6]
+            counted_line += tail.count(b"\n", counted_at, start)
+            counted_at = start
+            index.marks.append((index.offset + start, counted_line, None if latest is None else latest.isoformat()))
+        count += 1
+        try:
+            moment = datetime.fromisoformat(record[0].decode("utf-8", "replace"))
+        except ValueError:
+            moment = None  # never shown by --since: it cannot hide a later record
+        if moment is not None:
+            if moment.tzinfo is None:
+                index.naive = True
+            elif latest is None or moment > latest:
+                latest = moment
+        yield record
+    index.records = count
+    index.latest = None if latest is None else latest.isoformat()
+
+
+def _since(path: Path, fd: int, index: _Index, since: datetime, say: Callable[[str], None]) -> History:
+    """The history from `since` on: the log is scanned from the last mark before which every record is older
+    than `since` (those would be left out anyway); warnings about the lines skipped are repeated."""
+    start, line = 0, 1
+    for offset, number, latest in index.marks:
+        if latest is not None and datetime.fromisoformat(latest) >= since:
+            break
+        start, line = offset, number
+    for number, what in index.skipped:
+        if number < line:
+            say(warning(path, number, what))
+    with open(fd, "rb", closefd=False) as handle:
+        handle.seek(start)
+        tail = handle.read()
+    records = scan(tail, path, say, line=line)
+    if start == 0:
+        return build_history(path, tail, records, since)
+    return build_history(path, _Lines(fd, start, tail), _shifted(records, start), since)
+
+
+def load_indexed(path: Path, place: IndexPlace, warn: Callable[[str], None] | None = None,
+                 since: datetime | None = None) -> History:
+    """The history of `path` (what `history.load_history` gives), through and updating its index at `place`.
+    With `since`, only the records from then on, the index used (not updated) to skip the older part."""
     say = warn or (lambda message: print(message, file=sys.stderr))
     try:
         fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
@@ -171,13 +231,21 @@ def load_indexed(path: Path, place: IndexPlace, warn: Callable[[str], None] | No
         status = os.fstat(fd)
         said: list[str] = []
         found = _read(place, os.path.abspath(path), fd, status)
-        if found is not None:
+        if since is not None and (found is None or found[0].naive):
+            found = None  # the whole log, as without an index
+            history = _since(path, fd, _Index(0, 1, [], HistoryFold()), since, said.append)
+        elif found is not None:
             try:
-                history = _history(path, place, fd, status, found, said.append)
+                if since is not None:
+                    history = _since(path, fd, found[0], since, said.append)
+                else:
+                    history = _history(path, place, fd, status, found, said.append)
             except _Changed:  # shrank after the check: as if there were no index
                 said.clear()
                 found = None
-        if found is None:
+                if since is not None:
+                    history = _since(path, fd, _Index(0, 1, [], HistoryFold()), since, said.append)
+        if found is None and since is None:
             history = _history(path, place, fd, status, None, said.append)
     except OSError as exc:
         raise ResultsError(f"cannot read results file {path}: {exc.strerror}") from None
@@ -205,7 +273,7 @@ def _history(path: Path, place: IndexPlace, fd: int, status: os.stat_result, fou
     whole = tail.rfind(b"\n") + 1  # only complete lines are indexed
     payload = None
     if whole:
-        records = scan(tail, path, say, end=whole, line=index.line, skipped=index.skipped)
+        records = _marked(scan(tail, path, say, end=whole, line=index.line, skipped=index.skipped), index, tail)
         index.fold.feed(records if offset == 0 else _shifted(records, offset))
         index.line += tail.count(b"\n", 0, whole)
         index.offset += whole
