@@ -60,7 +60,7 @@ class PlanLoader(TaskLoader2):
 def run_tests(options: TestOptions, out: TextIO | None = None, *, process_ends: bool = False) -> int:
     """Run; return 0 (no failures), 1 (a test failed), 128 + signal (interrupted: see `tasks.signals`). Bad input
     raises OacError. `process_ends`: the caller exits right after (the CLI), so the GC settings are kept."""
-    with fewer_collections(restore=not process_ends), orderly_interrupts() as interrupt:
+    with fewer_collections(restore=not process_ends, defer=True), orderly_interrupts() as interrupt:
         return _run_tests(options, out or sys.stdout, interrupt)
 
 
