@@ -32,7 +32,8 @@ def fewer_collections(*, restore: bool = True, defer: bool = False) -> Iterator[
     global _deferred
     previous = gc.get_threshold()
     deferring = defer and gc.isenabled()
-    frozen_before = gc.get_freeze_count()
+    # (get_freeze_count walks every frozen object: only asked when the state is restored)
+    frozen_before = gc.get_freeze_count() if restore and deferring else 0
     gc.set_threshold(*RUN_THRESHOLDS)
     if deferring:
         gc.disable()
