@@ -17,13 +17,14 @@ class _Positional(Frozen):
     """Also constructible positionally, in field order (registries written for the public package do that)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        names = list(type(self).model_fields)
-        if len(args) > len(names):
-            raise TypeError(f"{type(self).__name__} takes at most {len(names)} positional arguments")
-        for name, value in zip(names, args):
-            if name in kwargs:
-                raise TypeError(f"{type(self).__name__} got two values for {name!r}")
-            kwargs[name] = value
+        if args:  # (the field names only when asked for: `model_fields` goes through a deprecation shim)
+            names = list(type(self).__pydantic_fields__)
+            if len(args) > len(names):
+                raise TypeError(f"{type(self).__name__} takes at most {len(names)} positional arguments")
+            for name, value in zip(names, args):
+                if name in kwargs:
+                    raise TypeError(f"{type(self).__name__} got two values for {name!r}")
+                kwargs[name] = value
         super().__init__(**kwargs)
 
 
