@@ -38,9 +38,18 @@ _MODULES: dict[str, tuple[str, ...]] = {
     "model.factory": ("load_registry",),
     "model.registry": ("AgentRegistry", "ResolvedAgent", "ResolvedConfig"),
     "model.script_tool": ("ScriptTool",),
-    "testing.evaluation": ("EqualsEvaluator", "FactRecallEvaluator", "JsonPathEvaluator", "LLMJudgeEvaluator",
-                           "PathOrderEvaluator", "PermissionAbsentEvaluator", "PermissionPresentEvaluator",
-                           "RegexEvaluator", "SubstringEvaluator", "ToolCalledEvaluator", "ToolNotCalledEvaluator"),
+    # each evaluator from its own module (the table in testing.evaluation imports all eleven and the run context)
+    "testing.evaluators.equals": ("EqualsEvaluator",),
+    "testing.evaluators.fact_recall": ("FactRecallEvaluator",),
+    "testing.evaluators.json_path": ("JsonPathEvaluator",),
+    "testing.evaluators.llm_judge": ("LLMJudgeEvaluator",),
+    "testing.evaluators.path_order": ("PathOrderEvaluator",),
+    "testing.evaluators.permission_absent": ("PermissionAbsentEvaluator",),
+    "testing.evaluators.permission_present": ("PermissionPresentEvaluator",),
+    "testing.evaluators.regex": ("RegexEvaluator",),
+    "testing.evaluators.substring": ("SubstringEvaluator",),
+    "testing.evaluators.tool_called": ("ToolCalledEvaluator",),
+    "testing.evaluators.tool_not_called": ("ToolNotCalledEvaluator",),
     # the programmatic compile (the compiler and its writer)
     "compiler.script": ("CompileScript", "build", "build_variant"),
 }

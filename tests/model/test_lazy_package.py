@@ -44,3 +44,23 @@ def test_an_evaluator_given_as_a_dict_resolves_before_any_evaluator_class_was_im
     kind = _fresh("from open_agent_compiler import Evaluator\n"
                   "print(type(Evaluator.model_validate({'kind': 'equals', 'expected': 1})).__name__)")
     assert kind == "EqualsEvaluator"
+
+
+def test_an_evaluator_imports_its_own_module_only() -> None:
+    loaded = _fresh("import sys\nfrom open_agent_compiler import EqualsEvaluator, PermissionAbsentEvaluator\n"
+                    "print(sorted(m for m in sys.modules if m.startswith('open_agent_compiler.')))")
+    assert "open_agent_compiler.testing.evaluators.equals" in loaded
+    for absent in ("open_agent_compiler.testing.evaluation", "open_agent_compiler.testing.run_context",
+                   "open_agent_compiler.testing.evaluators.regex", "open_agent_compiler.testing.evaluators.llm_judge"):
+        assert absent not in loaded, absent
+
+
+def test_a_dict_of_a_kind_not_yet_imported_resolves_and_an_unknown_kind_lists_every_kind() -> None:
+    found = _fresh("from open_agent_compiler import EqualsEvaluator, Evaluator\n"
+                   "print(type(Evaluator.model_validate({'kind': 'regex', 'pattern': 'a'})).__name__)")
+    assert found == "RegexEvaluator"
+    for kind in ("'nope'", "3"):
+        error = _fresh("from open_agent_compiler import EqualsEvaluator, Evaluator\n"
+                       f"try:\n    Evaluator.model_validate({{'kind': {kind}}})\n"
+                       "except ValueError as e:\n    print(e)")
+        assert "'fact_recall'" in error and "'tool_not_called'" in error, error

@@ -1,5 +1,6 @@
 """The `oac` command."""
 
+import gc
 import importlib
 import os
 import sys
@@ -30,7 +31,15 @@ class LazyGroup(click.Group):
             return None
         module, attr = COMMANDS[cmd_name]
         command: click.Command = getattr(importlib.import_module(module), attr)
+        if _collect_after_import[0]:  # the console entry point: see `main`
+            _collect_after_import[0] = False
+            gc.freeze()
+            gc.enable()
         return command
+
+
+# True while `main` holds the garbage collector off until the command's module is imported.
+_collect_after_import = [False]
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -41,7 +50,14 @@ def oac() -> None:
 
 def main() -> None:
     """Console entry point. Everything is written and closed when a command returns, so the process ends
-    without tearing down its object graph (that teardown alone took ~0.4 s after a 5,000-test run)."""
+    without tearing down its object graph (that teardown alone took ~0.4 s after a 5,000-test run).
+
+    Importing a command's module builds long-lived objects only (modules, classes, pydantic schemas): the garbage
+    collector is off until it is imported, and what exists then is frozen (never traversed again) before it is
+    turned back on (~40 ms of collection passes in a warm `oac test`, measured with gc.callbacks)."""
+    if gc.isenabled():
+        gc.disable()
+        _collect_after_import[0] = True
     guard_standard_streams()
     try:
         returned = oac.main(prog_name="oac", standalone_mode=False)

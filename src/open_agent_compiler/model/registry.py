@@ -395,7 +395,7 @@ class AgentRegistry:
             tools = list(_agent_tools(slot_name, registered.definition))
             for reachable in tools:
                 first = seen_tools.setdefault(reachable.tool.name, reachable)
-                if first.tool != reachable.tool:
+                if first is not reachable and first.tool != reachable.tool:
                     raise RegistryError(
                         f"config {name!r}: two different tools are named {reachable.tool.name!r}: "
                         f"{first.where} and {reachable.where}"

@@ -1,7 +1,6 @@
 """One line for a pydantic ValidationError in a definition: the class, the field and, for an unknown field, the
 closest valid name — e.g. `AgentHeader has no field 'descriptin' (did you mean 'description'?)`."""
 
-import difflib
 import types
 import typing
 from collections.abc import Mapping, Sequence
@@ -83,6 +82,8 @@ def describe_validation_error(error: ValidationError) -> str:
         name = str(loc[-1])
         owner_name = owner.__name__ if owner is not None else error.title
         valid = sorted(owner.model_fields) if owner is not None else []
+        import difflib  # (only for a message: a run without errors never loads it)
+
         close = difflib.get_close_matches(name, valid, n=1, cutoff=0.5)
         if close:
             hint = f" (did you mean {close[0]!r}?)"

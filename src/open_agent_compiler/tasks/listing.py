@@ -21,7 +21,7 @@ from open_agent_compiler.tasks.settings import TestOptions
 def list_tests(options: TestOptions, *, process_ends: bool = False) -> list[dict[str, Any]]:
     """One entry per selected test: id, kind, target, tags, green (and since when). `process_ends`: as in
     `tasks.run.run_tests` (the GC settings of a run are kept)."""
-    with fewer_collections(restore=not process_ends):
+    with fewer_collections(restore=not process_ends, defer=True):
         return _list_tests(options)
 
 

@@ -15,6 +15,8 @@ from typing import Any
 import doit.cmd_run
 from doit.runner import JobHold, MRunner, Runner
 
+from open_agent_compiler.tasks.gc_tuning import executing
+
 AHEAD = 2
 
 
@@ -35,6 +37,10 @@ class StopWhenTold:
             if release is not None:
                 release()
         return bool(selected)
+
+    def execute_task(self, task: Any) -> Any:
+        executing()  # the garbage collector resumes (`tasks.gc_tuning`; a -n worker: in the worker)
+        return super().execute_task(task)  # type: ignore[misc]
 
     def process_task_result(self, node: Any, base_fail: Any) -> None:
         super().process_task_result(node, base_fail)  # type: ignore[misc]
@@ -68,6 +74,7 @@ class PrefetchingRunner(StopWhenTold, MRunner):
                 elif isinstance(job, JobHold):
                     return  # nothing ready until a running task completes
                 else:
+                    executing()  # before the workers fork: they inherit the frozen run (`tasks.gc_tuning`)
                     job_q.put(job)
                     in_flight += 1
 

@@ -9,6 +9,7 @@ from doit.cmd_base import TaskLoader2
 from doit.doit_cmd import DoitMain
 from doit.loader import generate_tasks
 
+from open_agent_compiler.tasks.doit_plugins import plugins_scanned_once
 from open_agent_compiler.tasks.file_checker import OacFileChecker
 from open_agent_compiler.tasks.gc_tuning import fewer_collections
 from open_agent_compiler.tasks.parallel import prefetching_runner
@@ -60,7 +61,7 @@ class PlanLoader(TaskLoader2):
 def run_tests(options: TestOptions, out: TextIO | None = None, *, process_ends: bool = False) -> int:
     """Run; return 0 (no failures), 1 (a test failed), 128 + signal (interrupted: see `tasks.signals`). Bad input
     raises OacError. `process_ends`: the caller exits right after (the CLI), so the GC settings are kept."""
-    with fewer_collections(restore=not process_ends), orderly_interrupts() as interrupt:
+    with fewer_collections(restore=not process_ends, defer=True), orderly_interrupts() as interrupt:
         return _run_tests(options, out or sys.stdout, interrupt)
 
 
@@ -81,7 +82,7 @@ def _run_tests(options: TestOptions, out: TextIO, interrupt: InterruptState) -> 
     main = DoitMain(PlanLoader(plan, reporter), config_filenames=(),
                     extra_config={"BACKEND": {BACKEND_NAME: BACKEND_LOCATION}})
     try:
-        with prefetching_runner():
+        with prefetching_runner(), plugins_scanned_once():
             code = main.run(argv)
     except KeyboardInterrupt:
         return finish_interrupted(interrupt, reporter, options)

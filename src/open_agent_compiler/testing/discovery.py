@@ -4,7 +4,6 @@ Ids: `capability:<slot>::<name>`, `tool:<tool>::<name>`, `agent:<slot>::<name>`.
 agents contributes its tests once; two different definitions behind one id are an error naming both places.
 """
 
-import difflib
 import json
 import re
 from collections.abc import Iterable
@@ -158,6 +157,8 @@ def _check_texts(cases: list[TestCase]) -> None:
 
 def closest(name: str, known: Iterable[str]) -> str:
     """`, did you mean 'x'?` for the nearest known name, or '' when none is near."""
+    import difflib  # (only for a message: a run without errors never loads it)
+
     near = difflib.get_close_matches(name, list(known), n=1)
     return f", did you mean {near[0]!r}?" if near else ""
 

@@ -4,7 +4,7 @@ from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
-from open_agent_compiler.model.core.base import Frozen, Text
+from open_agent_compiler.model.core.base import Frozen, Text, empty_list
 from open_agent_compiler.model.core.skill import SkillDefinition
 from open_agent_compiler.model.core.test_model import AgentTest, CapabilityTest, ToolTest
 from open_agent_compiler.model.core.tool import ToolDefinition
@@ -42,8 +42,8 @@ class MCPServerDefinition(Frozen):
     name: str
     description: Text = ""
     url: str | None = None
-    allowed_tools: list[str] = Field(default_factory=list)
-    command: list[str] = Field(default_factory=list)
+    allowed_tools: list[str] = Field(default_factory=empty_list)
+    command: list[str] = Field(default_factory=empty_list)
     environment: dict[str, str] = Field(default_factory=dict)
 
 
@@ -68,24 +68,24 @@ class AgentDefinition(Frozen):
     usage_explanation_long: str = ""
     usage_explanation_short: str = ""
     system_prompt: str = ""
-    skills: list[SkillDefinition] = Field(default_factory=list)
-    subagents: list[AgentHeader] = Field(default_factory=list)
-    extra_tools: list[ToolDefinition] = Field(default_factory=list)
+    skills: list[SkillDefinition] = Field(default_factory=empty_list)
+    subagents: list[AgentHeader] = Field(default_factory=empty_list)
+    extra_tools: list[ToolDefinition] = Field(default_factory=empty_list)
     tool_permissions: AgentToolPermissions | None = None
-    mcp_servers: list[MCPServerDefinition] = Field(default_factory=list)
-    workflow: list[WorkflowStepDefinition] = Field(default_factory=list)  # the mandatory procedure, in order
+    mcp_servers: list[MCPServerDefinition] = Field(default_factory=empty_list)
+    workflow: list[WorkflowStepDefinition] = Field(default_factory=empty_list)  # the mandatory procedure, in order
     todo_mode: TodoMode = "strict"  # strict: todo list + a mark per step; lazy: list only; none: no todo list
     workspace: str | None = None  # scratch directory pattern; "{name}" becomes the compiled agent name
     preamble: str = ""  # between system_prompt and the workflow (workflow only)
     postamble: str = ""  # after the workflow (workflow only)
-    prompt_sections: list[dict[str, Any]] = Field(default_factory=list)  # when given, they make the system_prompt
+    prompt_sections: list[dict[str, Any]] = Field(default_factory=empty_list)  # when given, they make the system_prompt
     inline_skills: bool = False  # workflow only: document each skill tool's command inline instead of by name
     default_tool_format: ToolFormat = "bash"
     tool_format_overrides: dict[str, ToolFormat] = Field(default_factory=dict)  # tool name -> format
     model_class: str = "default"
-    capability_tests: list[CapabilityTest] = Field(default_factory=list)
-    tool_tests: list[ToolTest] = Field(default_factory=list)
-    agent_tests: list[AgentTest] = Field(default_factory=list)
+    capability_tests: list[CapabilityTest] = Field(default_factory=empty_list)
+    tool_tests: list[ToolTest] = Field(default_factory=empty_list)
+    agent_tests: list[AgentTest] = Field(default_factory=empty_list)
 
     @model_validator(mode="after")
     def _prompt_from_sections(self) -> "AgentDefinition":
@@ -125,9 +125,9 @@ class AgentWorkflowStep(Frozen):
     condition: str | None = None
     result: str | None = None
     rule: Text = ""
-    tools_used: list[ToolDefinition] = Field(default_factory=list)
-    skills_used: list[SkillDefinition] = Field(default_factory=list)
-    subagents_used: list[AgentHeader] = Field(default_factory=list)
+    tools_used: list[ToolDefinition] = Field(default_factory=empty_list)
+    skills_used: list[SkillDefinition] = Field(default_factory=empty_list)
+    subagents_used: list[AgentHeader] = Field(default_factory=empty_list)
 
 
 class AgentVariant(Frozen):

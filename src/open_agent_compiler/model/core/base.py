@@ -12,6 +12,13 @@ class Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
+def empty_list() -> list[Any]:
+    """A new empty list: the `default_factory` of list fields. pydantic inspects every field's factory when it
+    builds a class, and `inspect.signature(list)` parses the builtin's text signature each time (~0.8 ms a
+    field, 35 fields: ~30 ms of a warm `oac test`); a plain function's signature is read at once."""
+    return []
+
+
 def _none_to_empty(value: Any) -> Any:
     return "" if value is None else value
 

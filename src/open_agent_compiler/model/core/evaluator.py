@@ -101,9 +101,9 @@ class Evaluator(BaseModel):
         if cls is Evaluator and isinstance(value, dict):
             kind = value.get("kind")
             subclass = Evaluator.kinds.get(kind) if isinstance(kind, str) else None
-            if subclass is None and isinstance(kind, str):
-                # The built-in kinds register when their modules are imported; the package imports them lazily,
-                # so a dict may arrive before anything named an evaluator class (explicit seam, not a cycle).
+            if subclass is None:
+                # The built-in kinds register when their modules are imported; the package imports each when it is
+                # named, so a dict may arrive before its kind's class was (explicit seam, not a cycle).
                 import open_agent_compiler.testing.evaluation  # noqa: F401
 
                 subclass = Evaluator.kinds.get(kind)

@@ -2,7 +2,7 @@
 
 from pydantic import Field
 
-from open_agent_compiler.model.core.base import Frozen, Text
+from open_agent_compiler.model.core.base import Frozen, Text, empty_list
 from open_agent_compiler.model.core.test_model import ToolTest
 from open_agent_compiler.model.core.tool import ToolDefinition
 
@@ -12,7 +12,7 @@ class WorkflowStep(Frozen):
     condition: str | None = None  # when this step applies
     result: str | None = None  # what it produces
     rule: Text = ""
-    tools_used: list[ToolDefinition] = Field(default_factory=list)
+    tools_used: list[ToolDefinition] = Field(default_factory=empty_list)
 
 
 class SkillExample(Frozen):
@@ -22,7 +22,7 @@ class SkillExample(Frozen):
     condition: str | None = None
     result: str | None = None
     rule: str | None = None
-    tools_used: list[ToolDefinition] = Field(default_factory=list)
+    tools_used: list[ToolDefinition] = Field(default_factory=empty_list)
 
     def __str__(self) -> str:
         parts = [self.header]
@@ -42,11 +42,11 @@ class SkillDefinition(Frozen):
     description: str
     usage_explanation_long: str = ""
     usage_explanation_short: str = ""
-    rules: list[str] = Field(default_factory=list)
-    workflow_steps: list[WorkflowStep] = Field(default_factory=list)
-    positive_examples: list[SkillExample | str] = Field(default_factory=list)
-    negative_examples: list[SkillExample | str] = Field(default_factory=list)
-    tool_tests: list[ToolTest] = Field(default_factory=list)  # skill-scoped: each names its `tool`
+    rules: list[str] = Field(default_factory=empty_list)
+    workflow_steps: list[WorkflowStep] = Field(default_factory=empty_list)
+    positive_examples: list[SkillExample | str] = Field(default_factory=empty_list)
+    negative_examples: list[SkillExample | str] = Field(default_factory=empty_list)
+    tool_tests: list[ToolTest] = Field(default_factory=empty_list)  # skill-scoped: each names its `tool`
 
     def tools(self) -> list[ToolDefinition]:
         """Tools used by the workflow steps, in order; identical repeats dropped, same-name conflicts kept

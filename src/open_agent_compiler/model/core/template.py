@@ -2,7 +2,7 @@
 
 from pydantic import Field
 
-from open_agent_compiler.model.core.base import Frozen, Text
+from open_agent_compiler.model.core.base import Frozen, Text, empty_list
 
 PRIMARY_SLOT = "primary"
 
@@ -16,7 +16,7 @@ class TemplateSlot(Frozen):
 class TemplateTree(Frozen):
     name: str
     description: Text = ""
-    slots: list[TemplateSlot] = Field(default_factory=list)
+    slots: list[TemplateSlot] = Field(default_factory=empty_list)
 
 
 class CompilationConfig(Frozen):

@@ -127,9 +127,9 @@ EvaluatorKind = Literal[
 
 def __getattr__(name: str) -> Any:
     if name in _EVALUATOR_NAMES:
-        from open_agent_compiler.testing import evaluation
+        import open_agent_compiler  # each evaluator from its own module (see the package's table)
 
-        return getattr(evaluation, name)
+        return getattr(open_agent_compiler, name)
     if name == "AnyEvaluator":
         from functools import reduce
         from operator import or_

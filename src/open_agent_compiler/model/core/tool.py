@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from open_agent_compiler.model.core.base import Frozen, PathText
+from open_agent_compiler.model.core.base import Frozen, PathText, empty_list
 from open_agent_compiler.model.core.mock import MockResponse
 from open_agent_compiler.model.core.test_model import ToolTest
 
@@ -17,13 +17,14 @@ class _Positional(Frozen):
     """Also constructible positionally, in field order (registries written for the public package do that)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        names = list(type(self).model_fields)
-        if len(args) > len(names):
-            raise TypeError(f"{type(self).__name__} takes at most {len(names)} positional arguments")
-        for name, value in zip(names, args):
-            if name in kwargs:
-                raise TypeError(f"{type(self).__name__} got two values for {name!r}")
-            kwargs[name] = value
+        if args:  # (the field names only when asked for: `model_fields` goes through a deprecation shim)
+            names = list(type(self).__pydantic_fields__)
+            if len(args) > len(names):
+                raise TypeError(f"{type(self).__name__} takes at most {len(names)} positional arguments")
+            for name, value in zip(names, args):
+                if name in kwargs:
+                    raise TypeError(f"{type(self).__name__} got two values for {name!r}")
+                kwargs[name] = value
         super().__init__(**kwargs)
 
 
@@ -33,7 +34,7 @@ class BashToolPermission(_Positional):
     tool_name: str = "bash"
     scope: Literal["bash"] = "bash"
     value: PermissionValue = "allow"
-    allowed_commands: list[str] = Field(default_factory=list)
+    allowed_commands: list[str] = Field(default_factory=empty_list)
 
 
 class JsonToolPermission(_Positional):
@@ -42,7 +43,7 @@ class JsonToolPermission(_Positional):
     tool_name: str = "bash"
     scope: Literal["custom_tool"] = "custom_tool"
     value: PermissionValue = "allow"
-    allowed_commands: list[str] = Field(default_factory=list)
+    allowed_commands: list[str] = Field(default_factory=empty_list)
 
 
 ScriptType = Literal["python", "javascript", "typescript"]
@@ -86,7 +87,7 @@ class ToolScriptDefinition(Frozen):
     """`scripts` the compiler writes; `paths` lists script files the tool uses that exist already."""
 
     paths: list[PathText] | None = None
-    scripts: list[ScriptDefinition] = Field(default_factory=list)
+    scripts: list[ScriptDefinition] = Field(default_factory=empty_list)
 
     @field_validator("scripts", mode="before")
     @classmethod
@@ -99,24 +100,24 @@ class ToolDefinitionHeader(Frozen):
     description: str
     usage_explanation_long: str = ""
     usage_explanation_short: str = ""
-    rules: list[str] = Field(default_factory=list)
+    rules: list[str] = Field(default_factory=empty_list)
 
 
 class ToolDefinitionLogicBash(Frozen):
     permission_bash: BashToolPermission
-    positive_examples: list[str] = Field(default_factory=list)
-    negative_examples: list[str] = Field(default_factory=list)
-    mode_specific_rules: list[str] = Field(default_factory=list)
+    positive_examples: list[str] = Field(default_factory=empty_list)
+    negative_examples: list[str] = Field(default_factory=empty_list)
+    mode_specific_rules: list[str] = Field(default_factory=empty_list)
 
 
 class ToolDefinitionLogicJson(Frozen):
     permission_json: JsonToolPermission
     input_schema: dict | None = None
     output_schema: dict | None = None
-    positive_examples: list[str] = Field(default_factory=list)
-    negative_examples: list[str] = Field(default_factory=list)
-    mode_specific_rules: list[str] = Field(default_factory=list)
-    tool_scripts: list[ToolScriptDefinition] = Field(default_factory=list)
+    positive_examples: list[str] = Field(default_factory=empty_list)
+    negative_examples: list[str] = Field(default_factory=empty_list)
+    mode_specific_rules: list[str] = Field(default_factory=empty_list)
+    tool_scripts: list[ToolScriptDefinition] = Field(default_factory=empty_list)
 
 
 class ToolDefinition(Frozen):
@@ -128,9 +129,9 @@ class ToolDefinition(Frozen):
     json_tool: ToolDefinitionLogicJson | None = None
     mock: MockResponse | None = None
     handler_script: str | None = None
-    requires_resources: list[str] = Field(default_factory=list)  # resource names an AccessProfile must bind
+    requires_resources: list[str] = Field(default_factory=empty_list)  # resource names an AccessProfile must bind
     inputs: tuple[str, ...] = ()  # globs (from the project root) of files its handler reads unseen (a subprocess)
-    tool_tests: list[ToolTest] = Field(default_factory=list)
+    tool_tests: list[ToolTest] = Field(default_factory=empty_list)
 
     @property
     def name(self) -> str:

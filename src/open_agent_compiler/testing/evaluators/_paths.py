@@ -23,7 +23,7 @@ class PathLookup(BaseModel):
 def parse_path(path: str) -> tuple[str, ...]:
     """Split a dotted path; every segment must be non-empty."""
     segments = tuple(path.split("."))
-    if not path or any(segment == "" for segment in segments):
+    if not path or "" in segments:
         raise ValueError(f"dotted path {path!r} has an empty segment")
     return segments
 
