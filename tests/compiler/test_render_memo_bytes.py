@@ -89,3 +89,11 @@ def test_a_memo_filled_before_an_edit_serves_no_old_bytes(generated: Path, edite
     assert spec.agent_path("agent-3") in {path for path, data in fresh.file_map().items()
                                           if before.file_map().get(path) != data}
     assert 1 <= old.added < len(old.used)  # agent 3 rendered afresh, most agents served from the old memo
+
+
+def test_one_memo_shared_by_every_dialect_serves_each_its_own_bytes(generated: Path) -> None:
+    memo = RenderMemo()
+    for dialect in sorted(DIALECTS):  # each dialect's agents are keyed apart (a key without the dialect mixes them)
+        spec = get_dialect(dialect)
+        _assert_same(spec.compile(_resolved(generated), source_root=generated),
+                     spec.compile(_resolved(generated), source_root=generated, memo=memo))
