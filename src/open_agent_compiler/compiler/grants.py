@@ -91,6 +91,16 @@ def granted_mcp_servers(agent: ResolvedAgent) -> tuple[McpServer, ...]:
 
 
 def agent_grants(agent: ResolvedAgent) -> AgentGrants:
+    """What `agent` may do. Computed once per agent object (a frozen model; copies are validated anew, see
+    `expand._copy`): a compile asks for it while planning the body and again for warnings and settings (Claude
+    Code: four times an agent, also when the render memo serves the file)."""
+    grants = agent._grants
+    if grants is None:
+        grants = agent._grants = _agent_grants(agent)
+    return grants
+
+
+def _agent_grants(agent: ResolvedAgent) -> AgentGrants:
     bash: dict[str, Action] = {}
     for reachable in agent.tools:
         for pattern, action in reachable.tool.permission_rules():
