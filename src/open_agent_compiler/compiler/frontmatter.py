@@ -61,10 +61,21 @@ _PRINTABLE_ASCII = re.compile(r"[ -~]*")
 _LONG_KEY = 100  # YAML emitters write keys over 128 characters as complex keys (`? key`): left to PyYAML
 
 
-@lru_cache(maxsize=4096)
+_CACHED_LENGTH = 80  # strings up to this long are cached (bounded memory: 4,096 entries of short strings)
+
+
 def _string(value: str) -> str:
-    """A string scalar; cached: the keys and actions of permission maps repeat in every agent of a compile
-    (~46 scalars an agent, most of them seen before). A string that is not simple raises (not cached)."""
+    """A string scalar. Short ones are cached: the keys and actions of permission maps repeat in every agent of a
+    compile (~46 scalars an agent, most of them seen before). A string that is not simple raises (not cached)."""
+    return _short_string(value) if len(value) <= _CACHED_LENGTH else _string_form(value)
+
+
+@lru_cache(maxsize=4096)
+def _short_string(value: str) -> str:
+    return _string_form(value)
+
+
+def _string_form(value: str) -> str:
     if _PLAIN.fullmatch(value) and value.lower() not in _SPECIAL:
         return value
     if not _PRINTABLE_ASCII.fullmatch(value):
