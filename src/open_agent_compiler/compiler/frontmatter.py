@@ -7,7 +7,7 @@ frontmatter ends at the next line that is exactly `---`.
 """
 
 import re
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any
 
 from open_agent_compiler.errors import OacError
@@ -61,15 +61,33 @@ _PRINTABLE_ASCII = re.compile(r"[ -~]*")
 _LONG_KEY = 100  # YAML emitters write keys over 128 characters as complex keys (`? key`): left to PyYAML
 
 
+_CACHED_LENGTH = 80  # strings up to this long are cached (bounded memory: 4,096 entries of short strings)
+
+
+def _string(value: str) -> str:
+    """A string scalar. Short ones are cached: the keys and actions of permission maps repeat in every agent of a
+    compile (~46 scalars an agent, most of them seen before). A string that is not simple raises (not cached)."""
+    return _short_string(value) if len(value) <= _CACHED_LENGTH else _string_form(value)
+
+
+@lru_cache(maxsize=4096)
+def _short_string(value: str) -> str:
+    return _string_form(value)
+
+
+def _string_form(value: str) -> str:
+    if _PLAIN.fullmatch(value) and value.lower() not in _SPECIAL:
+        return value
+    if not _PRINTABLE_ASCII.fullmatch(value):
+        raise _NotSimple
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
 def _scalar(value: Any) -> str:
     """One scalar as `_represent_str` and PyYAML's emitter write it (ASCII strings: only `"` and `\\` escaped)."""
     kind = type(value)
     if kind is str:
-        if _PLAIN.fullmatch(value) and value.lower() not in _SPECIAL:
-            return value
-        if not _PRINTABLE_ASCII.fullmatch(value):
-            raise _NotSimple
-        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+        return _string(value)
     if kind is bool:
         return "true" if value else "false"
     if kind is int:
@@ -88,9 +106,11 @@ def _block(mapping: dict[Any, Any], indent: str, lines: list[str]) -> None:
     for key, value in mapping.items():
         if type(key) is not str or len(key) > _LONG_KEY:
             raise _NotSimple
-        head = f"{indent}{_scalar(key)}:"
+        head = f"{indent}{_string(key)}:"
         kind = type(value)
-        if kind is dict and value:
+        if kind is str:  # most values (permission actions): straight to the cached string form
+            lines.append(f"{head} {_string(value)}")
+        elif kind is dict and value:
             lines.append(head)
             _block(value, indent + "  ", lines)
         elif kind is list and value:

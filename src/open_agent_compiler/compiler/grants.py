@@ -5,6 +5,7 @@ Deny by default: an agent gets only the bash patterns its reachable tools grant,
 granted whatever `tool_permissions.mcp` says, as in the public package: the list is the per-server grant).
 """
 
+import re
 from collections.abc import Iterable
 from typing import Literal
 
@@ -58,8 +59,11 @@ class AgentGrants(BaseModel):
         }
 
 
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")  # one regex search, not a Python loop over every character
+
+
 def _check_pattern(pattern: str, tool: str) -> str:
-    if not pattern.strip() or any(ord(ch) < 32 or ord(ch) == 127 for ch in pattern):
+    if not pattern.strip() or _CONTROL.search(pattern):
         raise OacError(f"tool {tool!r}: bash pattern {pattern!r} must be one non-empty line without control characters")
     if pattern.isascii() and pattern.isdigit():
         # OpenCode reads its rules from a JS object, which moves such keys before every other one.
@@ -87,11 +91,22 @@ def granted_mcp_servers(agent: ResolvedAgent) -> tuple[McpServer, ...]:
 
 
 def agent_grants(agent: ResolvedAgent) -> AgentGrants:
+    """What `agent` may do. Computed once per agent object (a frozen model; copies are validated anew, see
+    `expand._copy`): a compile asks for it while planning the body and again for warnings and settings (Claude
+    Code: four times an agent, also when the render memo serves the file)."""
+    grants = agent._grants
+    if grants is None:
+        grants = agent._grants = _agent_grants(agent)
+    return grants
+
+
+def _agent_grants(agent: ResolvedAgent) -> AgentGrants:
     bash: dict[str, Action] = {}
     for reachable in agent.tools:
         for pattern, action in reachable.tool.permission_rules():
             _check_pattern(pattern, reachable.tool.name)
-            bash[pattern] = strictest([action, bash.get(pattern, action)]) or action
+            known = bash.get(pattern)  # a pattern seen before keeps the stricter action
+            bash[pattern] = action if known is None or known == action else strictest((action, known)) or action
     permissions = agent.definition.permissions
     return AgentGrants(
         bash=tuple(least_to_most_restrictive(bash.items()).items()),

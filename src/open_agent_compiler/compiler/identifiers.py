@@ -8,11 +8,12 @@ from open_agent_compiler.model.names import check_segment
 # The Agent Skills standard (and OpenCode, which drops other names): lowercase words joined by single hyphens.
 _SKILL_NAME = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 SKILL_DESCRIPTION_MAX = 1024
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")  # one regex search, not a Python loop over every character
 
 
 def check_one_line(value: str, what: str) -> str:
     """A name shown on one line of a compiled prompt: non-empty, no control characters, no edge spaces."""
-    if not value or value != value.strip() or any(ord(ch) < 32 or ord(ch) == 127 for ch in value):
+    if not value or value != value.strip() or _CONTROL.search(value):
         raise UnsafeNameError(f"unsafe {what} {value!r}: must be one line without leading/trailing spaces")
     return value
 

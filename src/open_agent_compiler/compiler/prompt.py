@@ -78,7 +78,8 @@ def _command_rules(tool: ToolDefinition) -> dict[str, Action]:
     """Each pattern once (a tool's bash and JSON logic often share a command), with its strictest action."""
     rules: dict[str, Action] = {}
     for pattern, action in tool.permission_rules():
-        rules[pattern] = strictest([action, rules.get(pattern, action)]) or action
+        known = rules.get(pattern)
+        rules[pattern] = action if known is None or known == action else strictest((action, known)) or action
     return rules
 
 

@@ -10,7 +10,7 @@ _NEWLINES = re.compile(r"\r\n?")
 def lf(text: str) -> str:
     """User text with CRLF and lone CR as LF: one line ending in every dialect (TOML multi-line strings, used
     for codex, cannot keep CR), and no CR that a harness might break a line at."""
-    return _NEWLINES.sub("\n", text)
+    return _NEWLINES.sub("\n", text) if "\r" in text else text  # almost all text has no CR: no regex pass
 
 
 def quote(text: str) -> list[str]:

@@ -5,6 +5,7 @@ from collections import Counter
 from collections.abc import Iterator, KeysView
 from fnmatch import fnmatchcase
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, PrivateAttr
 
@@ -69,6 +70,7 @@ class ResolvedAgent(BaseModel):
     postfix: str = ""
     also_compile_as_primary: bool = False  # also emitted as the primary "<compiled_name>-primary"
     _digest: str | None = PrivateAttr(default=None)
+    _grants: Any = PrivateAttr(default=None)  # compiler.grants.agent_grants, computed once (see there)
 
     def content_digest(self) -> str:
         """Digest of this slot's whole resolved content, computed once (the model is frozen); the render memo
