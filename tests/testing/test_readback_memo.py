@@ -140,3 +140,29 @@ def test_memoised_decisions_agree_with_the_unmemoised_read_back(blocks: list, qu
             lookup = bash_action if kind == "bash" else permission_action
             assert read.decide(lookup, item) == lookup(expected, item)
 
+
+
+def test_the_memo_keeps_the_most_recently_used_and_reads_an_evicted_artifact_back_the_same() -> None:
+    from open_agent_compiler.testing import readback
+
+    arts = [artifact({"*": "deny", "bash": {"*": "deny", f"tool-{i}": "allow"}}) for i in range(readback._LIMIT + 1)]
+    first = read_back("opencode", "a", arts[0])
+    for art in arts[1:-1]:
+        read_back("opencode", "a", art)
+    assert read_back("opencode", "a", arts[0]) is first  # used again: now the most recent
+    read_back("opencode", "a", arts[-1])  # one more: the least recently used (arts[1]) goes, not arts[0]
+    assert len(readback._READ_BACKS) <= readback._LIMIT
+    assert read_back("opencode", "a", arts[0]) is first
+    again = read_back("opencode", "a", arts[1])  # evicted: parsed anew, the same answers
+    assert again.capabilities == readback.ReadBack(OPENCODE.capabilities("a", arts[1])).capabilities
+    assert again.decide(bash_action, "tool-1")[0] == "allow" and again.decide(bash_action, "tool-2")[0] == "deny"
+
+
+def test_each_test_gets_its_own_copy_of_the_read_back_as_json() -> None:
+    read = read_back("opencode", "a", artifact({"*": "deny", "bash": {"*": "deny", "git status": "allow"}}))
+    first = read.target()
+    assert first == read.capabilities.model_dump(mode="json")
+    first["bash"]["git status"] = "deny"  # a user's evaluator changes what it was given
+    first["tools"].append("x")
+    first["agent"] = "other"
+    assert read.target() == read.capabilities.model_dump(mode="json")

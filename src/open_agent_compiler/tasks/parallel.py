@@ -42,10 +42,39 @@ class StopWhenTold:
         executing()  # the garbage collector resumes (`tasks.gc_tuning`; a -n worker: in the worker)
         return super().execute_task(task)  # type: ignore[misc]
 
+    def run_all(self, task_dispatcher: Any) -> Any:
+        release_done_nodes(task_dispatcher)
+        return super().run_all(task_dispatcher)  # type: ignore[misc]
+
     def process_task_result(self, node: Any, base_fail: Any) -> None:
         super().process_task_result(node, base_fail)  # type: ignore[misc]
         if getattr(getattr(self.reporter, "tally", None), "stopped", None):
             self._stop_running = True
+
+
+_DONE_NODE_KEEPS = ("task", "run_status", "waiting_me", "wait_select", "generator")
+
+
+def release_done_nodes(task_dispatcher: Any) -> None:
+    """doit's dispatcher keeps one `ExecNode` per task to the end of the run (four sets, four lists, its
+    generator: ~1.4 KB a test). Once the dispatcher has taken a finished node's result (`_update_waiting`: its
+    dependents told), doit reads only its task and status again (a later dependent's `parent_status`, a `-n`
+    worker's messages by task name) and steps its generator to its end (which frees the generator's frame), so
+    the rest is let go: the node's dict is rebuilt with those (a dict never shrinks). A node still to be selected
+    or run (status None or "run") is left whole."""
+    update = task_dispatcher._update_waiting
+
+    def update_then_release(processed: Any) -> None:
+        update(processed)
+        if processed is not None and processed.run_status not in (None, "run"):
+            own = processed.__dict__
+            processed.__dict__ = {key: own[key] for key in _DONE_NODE_KEEPS}
+            processed.waiting_me = _NO_NODES
+
+    task_dispatcher._update_waiting = update_then_release
+
+
+_NO_NODES: frozenset[Any] = frozenset()  # a done node's dependents were told: doit adds none (its status is set)
 
 
 class StoppingRunner(StopWhenTold, Runner):

@@ -83,7 +83,7 @@ def build_record(plan: "TestPlan", test_id: str, outcome: TestOutcome, finished:
                  repeats: dict[str, Any] | None = None, flaky: bool | None = None) -> TestRecord:
     case = plan.by_id[test_id]
     parts = plan.parts_of(test_id)
-    return TestRecord.model_construct(  # built from our own typed values: no re-validation per test
+    return TestRecord.of_fields(dict(  # built from our own typed values: no re-validation per test
         timestamp=finished, run_id=plan.run_id, test_id=test_id, test_kind=case.kind, test_name=case.name,
         target_name=case.target_name, status=outcome.status, passed=outcome.status == "pass", score=outcome.score,
         duration_s=round(outcome.duration_s, 6), variant=plan.options.variant,
@@ -93,7 +93,7 @@ def build_record(plan: "TestPlan", test_id: str, outcome: TestOutcome, finished:
         evidence=[r.model_dump(mode="json") for r in outcome.evidence], skip_reason=outcome.skip_reason,
         invoker=parts.invoker, turns=[list(calls) for calls in outcome.turns] if case.kind == "agent" else None,
         repeat=repeat, repeats=repeats, flaky=flaky,
-    )
+    ))
 
 
 class ResultsLogLost(SystemExit):

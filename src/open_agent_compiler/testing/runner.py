@@ -77,7 +77,7 @@ def run_capability_test(case: TestCase, resolved: ResolvedConfig, settings: RunS
     read = read_back(settings.dialect, case.target_name, files)  # once per artifact, by its bytes' digest
     caps = read.capabilities
     results = capability_checks(case.test, read, resolved.config.postfix)
-    context = EvaluationContext(target=caps.model_dump(mode="json"), permissions=caps, judge=settings.judge)
+    context = EvaluationContext(target=read.target(), permissions=caps, judge=settings.judge)
     results += run_evaluators(case.test.evaluators, context)
     return _outcome(results, empty_status="skipped", empty_reason=NOTHING_TO_CHECK, started=started)
 
