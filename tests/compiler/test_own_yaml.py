@@ -1,0 +1,116 @@
+"""The frontmatter read-back's own YAML reader is exact: PyYAML's value or "not mine", never anything else (issue 18)."""
+
+import math
+from typing import Any
+
+import yaml
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from open_agent_compiler.compiler import frontmatter
+from open_agent_compiler.compiler.frontmatter import _yaml, dump_yaml
+from open_agent_compiler.compiler.own_yaml import load_own_yaml
+
+
+def pyyaml_load(text: str) -> Any:
+    _, _, loader = _yaml()
+    return yaml.load(text, Loader=loader)  # noqa: S506 - a safe loader
+
+
+def same(left: Any, right: Any) -> bool:
+    """Equal with identical types all the way down (True != 1, 1 != 1.0, key order counts, -0.0 != 0.0)."""
+    if type(left) is not type(right):
+        return False
+    if type(left) is dict:
+        return list(left) == list(right) and all(
+            same(a, b) for (a, b) in zip(left.items(), right.items(), strict=True))
+    if type(left) in (list, tuple):
+        return len(left) == len(right) and all(same(a, b) for a, b in zip(left, right, strict=True))
+    if type(left) is float:
+        return (math.isnan(left) and math.isnan(right)) or (left == right and math.copysign(1, left) ==
+                                                            math.copysign(1, right))
+    return left == right
+
+
+LOOKALIKES = ["yes", "No", "ON", "off", "y", "n", "true", "False", "null", "Null", "~", "none", "1e3", "1.0e+3",
+              "0x1F", "017", "0o17", "0b11", "1_000", "-0", "+1", ".5", "1.", ".inf", "-.inf", ".nan", "2024-01-01",
+              "2001-12-14t21:59:43.10-05:00", "1:20", "12:30:45", "<<", "=", "", " ", "a: b", "# c", "a #b", "'q'",
+              '"dq"', "back\\slash", "x\\n", "é", "日本", "\u00a0", "\u2028", "\x85", "\ufeff", "line\nbreak",
+              "tab\t", "provider/model-x", "_under", "-x", "- x", "? k", "&a", "*a", "!t", "%x", "@x", "`x", "|",
+              ">", "[a]", "{a: 1}", "x" * 101, "a" * 99, "git status *", "Bash(git status:*)"]
+TEXT = st.one_of(st.sampled_from(LOOKALIKES), st.text(max_size=12),
+                 st.text(alphabet=st.characters(min_codepoint=32, max_codepoint=126), max_size=40))
+SCALARS = st.one_of(TEXT, st.booleans(), st.integers(), st.integers(min_value=-(2**70), max_value=2**70),
+                    st.floats(), st.none())
+VALUES = st.recursive(SCALARS, lambda inner: st.one_of(st.lists(SCALARS, max_size=4),
+                                                       st.dictionaries(TEXT, inner, max_size=4)), max_leaves=16)
+CONFIGS = st.dictionaries(TEXT, VALUES, max_size=6)
+
+
+@settings(max_examples=800, deadline=None)
+@given(config=CONFIGS)
+def test_what_the_writer_emits_reads_back_as_pyyaml_reads_it(config: dict) -> None:
+    text = dump_yaml(config)
+    mine = load_own_yaml(text)
+    if mine is not None:
+        assert same(mine, pyyaml_load(text))
+
+
+def test_the_writers_plain_subset_is_read_without_pyyaml() -> None:
+    """Not a vacuous property: typical frontmatters (ASCII, finite numbers, lookalike strings) are all mine."""
+    configs = [
+        {"description": "Reviews: code #1", "mode": "subagent", "model": "provider/model-x", "temperature": 0.2,
+         "tools": ["Read", "Bash(git status:*)", 3, -1.5e-07, True, None], "n": 3, "on": True, "off": None,
+         "permission": {"*": "deny", "bash": {"*": "deny", "git status *": "allow"}, "read": "allow"}},
+        {word: word for word in LOOKALIKES if word.isascii() and word.isprintable() and len(word) <= 100},
+        {"nums": [0, -0.0, 1e16, 1.5e300, 123456789012345678901234567890, -7, 0.1], "deep": {"a": {"b": {"c": [1]}}},
+         "after": "x"},
+    ]
+    for config in configs:
+        text = dump_yaml(config)
+        mine = load_own_yaml(text)
+        assert mine is not None, text
+        assert same(mine, pyyaml_load(text)), text
+        assert same(mine, config)
+
+
+FRAGMENTS = ["a", "b", "_x", "a.b/c-d", "yes", "on", "y", "True", "NULL", "null", "true", "false", "~", "0", "-0",
+             "1", "-12", "017", "0x10", "1e3", "1.0e+3", "1.0e3", "1.5", "-0.0", ".5", "1.", "1_0", "+1", '"q"',
+             '"a\\"b"', '"a\\\\b"', '"a\\nb"', '"\\x41"', '"é"', "'s'", '"a', '""', "&x", "*x", "!!str", "[1]",
+             "{}", "|", ">", "#c", " #c", ":", ": ", " ", "  ", "- ", "-", "\t", "\r", "\n", "\n  ", "\n- ",
+             "\n  - ", "\n    ", "\u2028", "\x85", "\ufeff", "\x00", "---", "...", "%YAML 1.1", "? ", "<<"]
+
+
+@settings(max_examples=1500, deadline=None)
+@given(text=st.one_of(st.lists(st.sampled_from(FRAGMENTS), max_size=24).map("".join), st.text(max_size=60),
+                      CONFIGS.map(dump_yaml)))
+@example("a:\n- 1\nb: 2")
+@example("a:\n  - 1")
+@example("a: 1\na: 2")
+@example("a:\nb: 1")
+@example("a: foo\n  bar")
+@example("a: 1e3")
+@example("a: yes")
+@example("a: 0x10")
+@example("true: 1")
+@example('"a":\n  "b": "c\\"d"\n  e:\n  - f\n  g: -0.0')
+def test_for_any_text_the_reader_gives_pyyamls_value_or_declines(text: str) -> None:
+    mine = load_own_yaml(text)  # never raises
+    if mine is None:
+        return
+    assert same(mine, pyyaml_load(text)), text
+
+
+def test_the_read_back_uses_the_reader_and_falls_back_to_pyyaml(monkeypatch) -> None:
+    calls: list[str] = []
+    real = frontmatter._yaml
+
+    def counting() -> Any:
+        calls.append("pyyaml")
+        return real()
+
+    monkeypatch.setattr(frontmatter, "_yaml", counting)
+    assert frontmatter.load_yaml("a: 1\nb:\n- x", "f.md") == {"a": 1, "b": ["x"]}
+    assert calls == []
+    assert frontmatter.load_yaml("a: yes\nb: [x]", "f.md") == {"a": True, "b": ["x"]}
+    assert calls == ["pyyaml"]
