@@ -47,8 +47,19 @@ VALUES = st.recursive(SCALARS, lambda inner: st.one_of(st.lists(SCALARS, max_siz
 CONFIGS = st.dictionaries(TEXT, VALUES, max_size=6)
 
 
+# What frontmatters hold: ASCII strings (lookalikes included), finite numbers, non-empty nested collections.
+ASCII = st.one_of(st.sampled_from([w for w in LOOKALIKES if w.isascii() and w.isprintable()]),
+                  st.text(alphabet=st.characters(min_codepoint=32, max_codepoint=126), max_size=30))
+ASCII_SCALARS = st.one_of(ASCII, st.booleans(), st.integers(), st.floats(allow_nan=False, allow_infinity=False),
+                          st.none())
+ASCII_VALUES = st.recursive(ASCII_SCALARS, lambda inner: st.one_of(
+    st.lists(ASCII_SCALARS, min_size=1, max_size=4), st.dictionaries(ASCII, inner, min_size=1, max_size=4)),
+    max_leaves=16)
+ASCII_CONFIGS = st.dictionaries(ASCII, ASCII_VALUES, min_size=1, max_size=6)
+
+
 @settings(max_examples=800, deadline=None)
-@given(config=CONFIGS)
+@given(config=st.one_of(CONFIGS, ASCII_CONFIGS))
 def test_what_the_writer_emits_reads_back_as_pyyaml_reads_it(config: dict) -> None:
     text = dump_yaml(config)
     mine = load_own_yaml(text)
@@ -81,9 +92,24 @@ FRAGMENTS = ["a", "b", "_x", "a.b/c-d", "yes", "on", "y", "True", "NULL", "null"
              "\n  - ", "\n    ", "\u2028", "\x85", "\ufeff", "\x00", "---", "...", "%YAML 1.1", "? ", "<<"]
 
 
+GOOD_KEYS = ["a", "b", "c", "d", "e", '"f"', '"k: v"', '"*"', "x.y", "_z", '"yes"', '"1"']
+GOOD_VALUES = ["v", "1", "-2", "0", "-0.0", "1.5", "1.0e+16", "1.5e-07", "true", "false", "null", '"q"', '"a\\"b"',
+               '"a\\\\b"', '""', '"on"', '"1e3"', "x/y-z"]
+KEYS = st.one_of(st.sampled_from(GOOD_KEYS), st.sampled_from(GOOD_KEYS), st.sampled_from(FRAGMENTS))
+VALUES_TEXT = st.one_of(st.sampled_from(GOOD_VALUES), st.sampled_from(GOOD_VALUES), st.sampled_from(FRAGMENTS))
+LINES = st.one_of(
+    st.tuples(st.sampled_from(["", "", "  ", "  ", "    ", " "]), KEYS,
+              st.one_of(st.just(":"), st.tuples(st.just(": "), VALUES_TEXT).map("".join),
+                        st.sampled_from([": ", ":  ", ": v ", ":\t1"]))).map("".join),
+    st.tuples(st.sampled_from(["", "", "  ", " "]), st.sampled_from(["- ", "- ", "-", "-  "]), VALUES_TEXT
+              ).map("".join))
+# Near misses of the subset: lines shaped like the writer's, with any fragment as key, value or indentation.
+NEAR = st.lists(LINES, min_size=1, max_size=5).map("\n".join)
+
+
 @settings(max_examples=1500, deadline=None)
 @given(text=st.one_of(st.lists(st.sampled_from(FRAGMENTS), max_size=24).map("".join), st.text(max_size=60),
-                      CONFIGS.map(dump_yaml)))
+                      CONFIGS.map(dump_yaml), ASCII_CONFIGS.map(dump_yaml), NEAR))
 @example("a:\n- 1\nb: 2")
 @example("a:\n  - 1")
 @example("a: 1\na: 2")
