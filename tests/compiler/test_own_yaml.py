@@ -118,6 +118,7 @@ NEAR = st.lists(LINES, min_size=1, max_size=5).map("\n".join)
 @example("a: 1e3")
 @example("a: yes")
 @example("a: 0x10")
+@example("a: 017\nb:\n- 08")
 @example("true: 1")
 @example('"a":\n  "b": "c\\"d"\n  e:\n  - f\n  g: -0.0')
 def test_for_any_text_the_reader_gives_pyyamls_value_or_declines(text: str) -> None:
