@@ -3,13 +3,19 @@
 import math
 from typing import Any
 
+import pytest
 import yaml
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from oac_builders import DIALECT_NAMES
+from test_examples import EXAMPLE, load_module
+
 from open_agent_compiler.compiler import frontmatter
+from open_agent_compiler.compiler.dialects import DIALECTS
 from open_agent_compiler.compiler.frontmatter import _yaml, dump_yaml
 from open_agent_compiler.compiler.own_yaml import load_own_yaml
+from open_agent_compiler.model.registry import ResolvedConfig
 
 
 def pyyaml_load(text: str) -> Any:
@@ -141,3 +147,38 @@ def test_the_read_back_uses_the_reader_and_falls_back_to_pyyaml(monkeypatch) -> 
     assert calls == []
     assert frontmatter.load_yaml("a: yes\nb: [x]", "f.md") == {"a": True, "b": ["x"]}
     assert calls == ["pyyaml"]
+
+
+def frontmatters(files: dict[str, bytes]) -> dict[str, str]:
+    """The frontmatter text of every compiled Markdown file, as parse_markdown hands it to the reader."""
+    found = {}
+    for path, data in files.items():
+        lines = data.decode("utf-8").split("\n")
+        if path.endswith(".md") and lines[0] == "---" and "---" in lines[1:]:
+            found[path] = "\n".join(lines[1:lines.index("---", 1)])
+    return found
+
+
+@pytest.mark.parametrize("dialect", DIALECT_NAMES)
+def test_compiled_agents_are_read_by_the_reader_as_pyyaml_reads_them(dialect: str, team: ResolvedConfig) -> None:
+    """The example project and the shared test team, compiled for every dialect: every frontmatter the direct writer
+    wrote is read without PyYAML, and the read-back (capabilities included) is the same with and without the reader."""
+    example = load_module("own_yaml_example_agents", EXAMPLE / "agents.py").registry().resolve_config("prod")
+    for resolved, root in ((example, EXAMPLE), (team, None)):
+        files = DIALECTS[dialect].compile(resolved, source_root=root).file_map()
+        texts = frontmatters(dict(files))
+        assert texts or dialect == "codex"
+        for path, text in texts.items():
+            mine, value = load_own_yaml(text), pyyaml_load(text)
+            if mine is None:  # only what the direct writer leaves to PyYAML (e.g. Claude's list of MCP mappings)
+                with pytest.raises(frontmatter._NotSimple):
+                    frontmatter._block(value, "", [])
+            else:
+                assert same(mine, value), path
+        fast = {agent.compiled_name: DIALECTS[dialect].capabilities(agent.compiled_name, files)
+                for agent in resolved.agents}
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(frontmatter, "load_own_yaml", lambda text: None)
+            slow = {agent.compiled_name: DIALECTS[dialect].capabilities(agent.compiled_name, files)
+                    for agent in resolved.agents}
+        assert fast == slow
