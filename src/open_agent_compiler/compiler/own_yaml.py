@@ -17,6 +17,7 @@ writer emits it returns PyYAML's value (same types, same key order), on arbitrar
 """
 
 import re
+from functools import lru_cache
 from typing import Any
 
 _WORD = r"[A-Za-z_][A-Za-z0-9_./-]*"
@@ -39,6 +40,7 @@ class _NotMine(Exception):
     """The text leaves the subset."""
 
 
+@lru_cache(maxsize=4096)  # tokens repeat across agents (permission keys and actions); values are immutable
 def _string(token: str) -> str:
     if token[0] == '"':
         inner = token[1:-1]
@@ -48,6 +50,7 @@ def _string(token: str) -> str:
     return token
 
 
+@lru_cache(maxsize=4096)
 def _scalar(token: str) -> Any:
     first = token[0]
     if first == '"':
@@ -101,20 +104,19 @@ def _load(text: str) -> dict[str, Any]:
         match = _KEY_LINE.fullmatch(line)
         if match is None:
             raise _NotMine
-        depth = len(match.group(1))
+        spaces, token, value = match.groups()
+        depth = len(spaces)
         while depth < indents[-1]:
             indents.pop()
             mappings.pop()
         if depth != indents[-1]:
             raise _NotMine
-        token = match.group(2)
         if len(token) > _LONG_KEY:
             raise _NotMine
         key = _string(token)
         mapping = mappings[-1]
         if key in mapping:
             raise _NotMine
-        value = match.group(3)
         if value is None:
             mapping[key] = None  # placeholder keeps the key's position; replaced by the block below
             pending = (depth, key, mapping)
