@@ -185,3 +185,18 @@ def test_compiled_agents_are_read_by_the_reader_as_pyyaml_reads_them(dialect: st
             slow = {agent.compiled_name: DIALECTS[dialect].capabilities(agent.compiled_name, files)
                     for agent in resolved.agents}
         assert fast == slow
+
+
+def quoted(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+@settings(max_examples=600, deadline=None)
+@given(pairs=st.lists(st.tuples(st.text(max_size=8), st.text(max_size=12)), min_size=1, max_size=4))
+def test_quoted_text_of_any_characters_reads_as_pyyaml_reads_it(pairs: list) -> None:
+    """Double-quoted scalars with any characters (non-ASCII, line separators, BOM, controls) and only the two
+    escapes the reader knows: PyYAML's string or declined."""
+    text = "\n".join(f"{quoted(key)}: {quoted(value)}" for key, value in pairs)
+    mine = load_own_yaml(text)
+    if mine is not None:
+        assert same(mine, pyyaml_load(text)), text
