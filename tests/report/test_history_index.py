@@ -102,11 +102,8 @@ def many(runs: int, tests: int = 6) -> bytes:
                     for run in range(runs) for test in range(tests) if (run + test) % 4)
 
 
-def test_a_repeat_view_uses_the_index_and_reads_only_the_new_lines(tmp_path: Path,
-                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
-    path, place = log_of(tmp_path, many(5))
-    assert_same(path, place)
-    assert index_file(place).is_file()
+def count_scans(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The byte length of every piece of log the index's scan reads from now on."""
     scanned: list[int] = []
     real_scan = history_index.scan
 
@@ -115,6 +112,15 @@ def test_a_repeat_view_uses_the_index_and_reads_only_the_new_lines(tmp_path: Pat
         return real_scan(data, *args, **kwargs)
 
     monkeypatch.setattr(history_index, "scan", counting_scan)
+    return scanned
+
+
+def test_a_repeat_view_uses_the_index_and_reads_only_the_new_lines(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    path, place = log_of(tmp_path, many(5))
+    assert_same(path, place)
+    assert index_file(place).is_file()
+    scanned = count_scans(monkeypatch)
     assert_same(path, place)
     assert scanned == []  # nothing new: nothing scanned
     with path.open("ab") as handle:
@@ -405,14 +411,7 @@ def test_since_reads_only_the_part_of_the_log_from_then_on(tmp_path: Path, monke
     data = b"".join(stamped(day, test, "pass", stamp, True) for day, stamp in enumerate(stamps) for test in range(3))
     path, place = log_of(tmp_path, data[:100] + b"\n{torn\n" + data[100:])
     load_indexed(path, place)
-    scanned: list[int] = []
-    real_scan = history_index.scan
-
-    def counting_scan(data: bytes, *args: Any, **kwargs: Any) -> Any:
-        scanned.append(len(data))
-        return real_scan(data, *args, **kwargs)
-
-    monkeypatch.setattr(history_index, "scan", counting_scan)
+    scanned = count_scans(monkeypatch)
     since = datetime(2026, 11, 18, tzinfo=timezone.utc)
     assert since_views(path, place, since) == since_views(path, None, since)
     assert 0 < scanned[0] < len(data) / 4  # the last three days and a bit
