@@ -54,6 +54,12 @@ class ReachableTool(BaseModel):
     where: str
 
 
+def _same_fields(model: BaseModel, other: BaseModel) -> bool:
+    """pydantic's equality without the private attributes: those are caches of what the fields determine, so a
+    value whose cache is filled equals a fresh one."""
+    return model.__dict__ == other.__dict__ and model.__pydantic_extra__ == other.__pydantic_extra__
+
+
 class ResolvedAgent(BaseModel):
     """One slot of a resolved config: the agent that fills it and the names it compiles under."""
 
@@ -71,6 +77,9 @@ class ResolvedAgent(BaseModel):
     also_compile_as_primary: bool = False  # also emitted as the primary "<compiled_name>-primary"
     _digest: str | None = PrivateAttr(default=None)
     _grants: Any = PrivateAttr(default=None)  # compiler.grants.agent_grants, computed once (see there)
+
+    def __eq__(self, other: object) -> bool:
+        return _same_fields(self, other) if type(other) is type(self) else NotImplemented  # type: ignore[arg-type]
 
     def content_digest(self) -> str:
         """Digest of this slot's whole resolved content, computed once (the model is frozen); the render memo
@@ -106,6 +115,9 @@ class ResolvedConfig(BaseModel):
     agents: tuple[ResolvedAgent, ...]
     mock_profiles: dict[str, MockProfile]
     _by_slot: dict[str, ResolvedAgent] | None = PrivateAttr(default=None)
+
+    def __eq__(self, other: object) -> bool:
+        return _same_fields(self, other) if type(other) is type(self) else NotImplemented  # type: ignore[arg-type]
 
     def agent(self, slot: str) -> ResolvedAgent:
         by_slot = self._by_slot
