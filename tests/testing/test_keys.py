@@ -179,3 +179,18 @@ def test_the_judge_is_part_of_the_key_of_every_test_it_judges_and_of_no_other(tm
 
     assert judges("j1") == {"cap-judged": "j1", "cap-plain": None, "turn-judged": "j1", "turns-plain": None,
                             "prompt-judged": "j1"}
+
+
+def test_the_model_digest_is_the_model_parameters_digest_once_per_object() -> None:
+    """Capability tests of one agent share its model parameters' digest (computed once per object): an equal
+    object gives the same digest, another model another one, and a reused object id is never served stale."""
+    from open_agent_compiler.model.core.agent import ModelParameters
+    from open_agent_compiler.model.hashing import digest
+    from open_agent_compiler.testing.keys import model_digest
+
+    first = ModelParameters(model_name="provider/a", temperature=0.0)
+    assert model_digest(first) == model_digest(first) == digest(first)
+    assert model_digest(ModelParameters(model_name="provider/a", temperature=0.0)) == digest(first)
+    for temperature in (0.1, 0.2, 0.3):  # short-lived objects: ids are reused, answers must not be
+        other = ModelParameters(model_name="provider/b", temperature=temperature)
+        assert model_digest(other) == digest(other) != digest(first)

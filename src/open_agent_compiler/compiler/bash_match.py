@@ -121,4 +121,4 @@ def js_key_order(keys: Iterable[str]) -> list[str]:
     """The order in which JavaScript (and so OpenCode) iterates an object with these keys."""
     keys = list(keys)
     indices = sorted((key for key in keys if _ARRAY_INDEX.fullmatch(key) and int(key) < 2**32 - 1), key=int)
-    return indices + [key for key in keys if key not in indices]
+    return indices + [key for key in keys if key not in indices] if indices else keys

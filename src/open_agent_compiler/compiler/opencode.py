@@ -87,7 +87,12 @@ def _rule_list(raw: Any, where: str) -> list[Rule]:
     keyed = {str(key): value for key, value in mapping.items()}
     for key in js_key_order(keyed):
         value = keyed[key]
-        patterns = {str(p): a for p, a in value.items()} if isinstance(value, dict) else {"*": value}
+        if not isinstance(value, dict):  # one action for every pattern: the rule (key, "*", action)
+            if value not in ACTIONS:
+                raise OacError(f"{where}.{key}: '*' has action {value!r}; use allow, ask or deny")
+            rules.append((key, "*", value))
+            continue
+        patterns = {str(p): a for p, a in value.items()}
         for pattern in js_key_order(patterns):
             action = patterns[pattern]
             if action not in ACTIONS:
@@ -106,17 +111,21 @@ class _Rules:
         self.rules = rules
         self.literal: dict[str, list[int]] = {}
         self.wild: list[tuple[int, str]] = []
+        self.every: list[int] = []  # `*`: matches any text, so applies to every permission
         for index, (key, _, _) in enumerate(rules):
-            if "*" in key or "?" in key:
+            if key == "*":
+                self.every.append(index)
+            elif "*" in key or "?" in key:
                 self.wild.append((index, key))
             else:
                 self.literal.setdefault(key.replace("\\", "/"), []).append(index)
         self.memo: dict[str, list[tuple[str, Action]]] = {}
+        self.overall: dict[str, Action] = {}  # permission → `_overall`'s answer (a read-back asks some twice)
 
     def applicable(self, permission: str) -> list[tuple[str, Action]]:
         found = self.memo.get(permission)
         if found is None:
-            indices = [index for index, key in self.wild if opencode_match(permission, key)]
+            indices = [index for index, key in self.wild if opencode_match(permission, key)] + self.every
             indices += self.literal.get(permission.replace("\\", "/"), ())
             found = self.memo[permission] = [self.rules[index][1:] for index in sorted(indices)]  # type: ignore[misc]
         return found
@@ -156,10 +165,17 @@ def _patterns(rules: _Rules, permission: str) -> dict[str, Action]:
 
 def _overall(rules: _Rules, permission: str) -> Action:
     """Granted when any named pattern is allowed (e.g. one subagent); otherwise what an unnamed value gets."""
-    applicable = _applicable(rules, permission)
-    if any(_last(applicable, pattern) == "allow" for pattern in _in_order(applicable) if pattern != "*"):
-        return "allow"
-    return _last(applicable, UNNAMED)
+    found = rules.overall.get(permission)
+    if found is None:
+        applicable = _applicable(rules, permission)
+        if all(pattern == "*" for pattern, _ in applicable):  # nothing named; `*` matches any text: the last decides
+            found = applicable[-1][1] if applicable else "ask"
+        elif any(_last(applicable, pattern) == "allow" for pattern in _in_order(applicable) if pattern != "*"):
+            found = "allow"
+        else:
+            found = _last(applicable, UNNAMED)
+        rules.overall[permission] = found
+    return found
 
 
 def _allowed_names(rules: _Rules, permission: str) -> tuple[str, ...]:

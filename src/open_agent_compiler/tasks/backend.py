@@ -71,12 +71,17 @@ def _warn(message: str) -> None:
     print(f"oac: warning: {message}", file=sys.stderr)
 
 
+# `json.dumps(value, default=str)` builds this encoder on every call (keyword arguments skip json's cached one);
+# made once: the flush encodes two values per executed task. An encoder keeps no state between calls.
+_ENCODE = json.JSONEncoder(default=str).encode
+
+
 def summarise(row: dict[str, Any]) -> tuple[Summary, str | None, str]:
     """(columns, key parts JSON, row JSON without the key parts) of a row about to be written."""
     values = row.get(VALUES)
     parts = None
     if isinstance(values, dict) and "parts" in values:
-        parts = json.dumps(values["parts"], default=str)
+        parts = _ENCODE(values["parts"])
         row = {**row, VALUES: {k: v for k, v in values.items() if k != "parts"}}
     passed = isinstance(values, dict) and values.get("status") == "pass"
     imports = values.get("imports") if passed else None
@@ -87,7 +92,7 @@ def summarise(row: dict[str, Any]) -> tuple[Summary, str | None, str]:
                       json.dumps(imports) if imports else None, checker if isinstance(checker, str) else None,
                       json.dumps(list(deps)) if isinstance(deps, (list, tuple)) and deps else None,
                       ignored if isinstance(ignored, str) else None)
-    return summary, parts, json.dumps(row, default=str)
+    return summary, parts, _ENCODE(row)
 
 
 class OacStateDB:

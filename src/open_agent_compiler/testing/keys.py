@@ -133,6 +133,20 @@ def tool_digest(tool: ToolDefinition) -> str:
     return found
 
 
+_MODEL_DIGESTS: dict[int, tuple[BaseModel, str]] = {}
+
+
+def model_digest(params: BaseModel) -> str:
+    """An agent's model parameters' digest, once per object (frozen: it never changes): the capability tests of
+    one agent share it."""
+    known = _MODEL_DIGESTS.get(id(params))
+    if known is not None and known[0] is params:
+        return known[1]
+    found = digest(params)
+    _MODEL_DIGESTS[id(params)] = (params, found)
+    return found
+
+
 def handler_files(tool: ToolDefinition) -> list[str]:
     files = [tool.handler_script] if tool.handler_script else []
     files += [s.source_file_path for s in tool.scripts() if s.source_file_path]
@@ -207,7 +221,7 @@ def key_parts(case: TestCase, *, resolved: ResolvedConfig, files: FileDigests, a
         return KeyParts(definition=definition, target=tool_digest(case.tool), mocks=digest(entries),
                         files={**found, **file_parts}, hermetic=hermetic if real else None, **common)
     agent = resolved.agent(case.slot or "")
-    model = digest(agent.model_parameters) if agent.model_parameters else None
+    model = model_digest(agent.model_parameters) if agent.model_parameters else None
     target = artifact_digests.get(agent.compiled_name, "missing")
     if case.kind == "capability":
         return KeyParts(definition=definition, target=target, model=model, dialect=dialect, files=found, **common)

@@ -74,6 +74,46 @@ def load_mock_callable(spec: str, project_root: Path | None = None) -> Callable[
     return target
 
 
+_ATOMIC = frozenset((str, int, float, bool, type(None)))
+
+
+class _NotPlain(Exception):
+    pass
+
+
+def _plain_copy(value: Any, memo: dict[int, Any]) -> Any:
+    kind = type(value)
+    if kind in _ATOMIC:
+        return value
+    if kind is dict:
+        found = memo.get(id(value))
+        if found is None:
+            found = memo[id(value)] = {}
+            for key, item in value.items():
+                if type(key) not in _ATOMIC:
+                    raise _NotPlain
+                found[key] = _plain_copy(item, memo)
+        return found
+    if kind is list:
+        found = memo.get(id(value))
+        if found is None:
+            found = memo[id(value)] = []
+            for item in value:
+                found.append(_plain_copy(item, memo))
+        return found
+    raise _NotPlain
+
+
+def fresh_copy(value: Any) -> Any:
+    """`copy.deepcopy(value)`: for data made of exactly dicts, lists, str, int, float, bool and None (a mock's
+    usual output) the same copy made without deepcopy's per-object dispatch, shared and circular parts kept as
+    deepcopy keeps them; anything else goes to deepcopy."""
+    try:
+        return _plain_copy(value, {})
+    except (_NotPlain, RecursionError):
+        return copy.deepcopy(value)
+
+
 class MockSession:
     """Mock state for one test: per-tool call counters and `MockState`s, and the callables it imported."""
 
@@ -110,14 +150,14 @@ class MockSession:
 
     def _respond(self, tool_name: str, response: MockResponse, payload: Any, index: int) -> Any:
         if response.kind == "fixed":
-            return copy.deepcopy(response.fixed_output)
+            return fresh_copy(response.fixed_output)
         if response.kind == "sequence":
             item = response.sequence[min(index, len(response.sequence) - 1)]
             if isinstance(item, MockResponse):  # a step may itself be a mock, answered for this same call
                 return self._respond(tool_name, item, payload, index)
-            return copy.deepcopy(item)
+            return fresh_copy(item)
         if response.kind == "echo":
-            return copy.deepcopy(payload)
+            return fresh_copy(payload)
         spec = response.callable_spec or ""
         function = self._callable(spec)
         arguments = as_mock_input(payload, function)

@@ -2,6 +2,7 @@
 
 import fcntl
 import json
+import math
 import os
 import sys
 import time
@@ -22,21 +23,31 @@ Status = Literal["pass", "fail", "skipped", "not_runnable"]
 
 
 _ZONES: dict[int, timezone] = {}  # UTC offset (s) → its fixed-offset zone
-_SECOND: list[tuple[int, timezone]] = [(-1, timezone.utc)]  # the last whole second asked, and its zone
+# the last whole second asked: (second, its local time "YYYY-MM-DDTHH:MM:SS", its UTC offset "+HH:MM")
+_SECOND: list[tuple[int, str, str]] = [(-1, "", "")]
 
 
 def now_iso() -> str:
     """Local time with its UTC offset, to the millisecond, as `datetime.now().astimezone()` gives it. That looks
-    the local zone up twice per call (~8 us a test); here `localtime` is asked once per whole second, which is
-    exact: it takes whole seconds (a float is truncated) and zone changes fall on whole seconds (a process that
-    changes TZ itself keeps the old zone until the next second)."""
-    now = time.time()
-    second, zone = _SECOND[0]
-    if int(now) != second:
-        offset = time.localtime(now).tm_gmtoff
-        zone = _ZONES.get(offset) or _ZONES.setdefault(offset, timezone(timedelta(seconds=offset)))
-        _SECOND[0] = (int(now), zone)
-    return datetime.fromtimestamp(now, zone).isoformat(timespec="milliseconds")
+    the local zone up twice per call (~8 us a test); here `localtime` is asked and the text of the whole second
+    formatted once per whole second, and each call adds its milliseconds. Exact: the fraction is rounded to
+    microseconds as `datetime.fromtimestamp` rounds it (half to even, carrying into the next second), `localtime`
+    takes whole seconds, and zone changes fall on whole seconds (a process that changes TZ itself keeps the old
+    zone until the next second)."""
+    fraction, whole = math.modf(time.time())
+    micro = round(fraction * 1e6)
+    if micro >= 1_000_000:
+        micro -= 1_000_000
+        whole += 1.0
+    second = int(whole)
+    known, head, offset = _SECOND[0]
+    if second != known:
+        gmtoff = time.localtime(second).tm_gmtoff
+        zone = _ZONES.get(gmtoff) or _ZONES.setdefault(gmtoff, timezone(timedelta(seconds=gmtoff)))
+        text = datetime.fromtimestamp(second, zone).isoformat(timespec="seconds")
+        head, offset = text[:19], text[19:]
+        _SECOND[0] = (second, head, offset)
+    return f"{head}.{micro // 1000:03d}{offset}"
 
 
 class TestOutcome(BaseModel):

@@ -16,8 +16,8 @@ import importlib.machinery
 import os
 import importlib.util
 import sys
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
@@ -169,33 +169,71 @@ def _forget(stack: list[set[str]], item: set[str]) -> None:
             return
 
 
-@contextmanager
-def _recording(into: set[str]) -> Iterator[set[str]]:
-    if not _recorders:
-        builtins.__import__ = _recording_import
-    _recorders.append(into)
-    try:
-        yield into
-    finally:
-        _forget(_recorders, into)
+class _Recording:
+    """Module names imported in the block go into `into` (a class, not a generator: entered per test and per
+    project module executed)."""
+
+    __slots__ = ("into",)
+
+    def __init__(self, into: set[str]) -> None:
+        self.into = into
+
+    def __enter__(self) -> set[str]:
+        if not _recorders:
+            builtins.__import__ = _recording_import
+        _recorders.append(self.into)
+        return self.into
+
+    def __exit__(self, *_: object) -> None:
+        _forget(_recorders, self.into)
         if not _recorders:
             builtins.__import__ = _original_import
 
 
-@contextmanager
-def tracking() -> Iterator[set[str]]:
+_recording = _Recording
+
+
+class _Tracking:
+    """`tracking()`'s block: the imports and the reads recorded, then the noted files, in that order (as nested
+    blocks would), undone in reverse."""
+
+    __slots__ = ("names", "files", "imports", "reads", "read")
+
+    def __enter__(self) -> set[str]:
+        self.names: set[str] = set()
+        self.files: set[str] = set()
+        _noted_files.append(self.files)
+        try:
+            self.imports = _Recording(self.names)
+            self.imports.__enter__()
+            try:
+                self.reads = reads.recording()
+                self.read = self.reads.__enter__()
+            except BaseException:
+                self.imports.__exit__(None, None, None)
+                raise
+        except BaseException:
+            _forget(_noted_files, self.files)
+            raise
+        return self.names
+
+    def __exit__(self, *_: object) -> None:
+        names, files = self.names, self.files
+        try:
+            try:
+                self.reads.__exit__(None, None, None)
+            finally:
+                self.imports.__exit__(None, None, None)
+        finally:
+            _forget(_noted_files, files)
+            names.update(f"file:{path}" for path in files)
+            names.update(self.read)
+
+
+def tracking() -> AbstractContextManager[set[str]]:
     """Module names imported during the block, `read:`/`dir:` entries for what it read (see `reads`), plus files
     noted with `note_files` (e.g. by a handler child)."""
-    names: set[str] = set()
-    files: set[str] = set()
-    _noted_files.append(files)
-    try:
-        with _recording(names), reads.recording() as read:
-            yield names
-    finally:
-        _forget(_noted_files, files)
-        names.update(f"file:{path}" for path in files)
-        names.update(read)
+    return _Tracking()
 
 
 def note_files(paths: Iterable[str]) -> None:

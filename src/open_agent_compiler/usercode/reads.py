@@ -16,8 +16,7 @@ Entries are `read:<absolute path>` and `dir:<absolute path>`.
 
 import os
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 from open_agent_compiler.fsio import in_own_open
@@ -109,19 +108,28 @@ def install() -> None:
         _installed = True
 
 
-@contextmanager
-def recording() -> Iterator[set[str]]:
-    """`read:` / `dir:` entries for what the code in the block (any thread of this process) reads."""
-    install()
-    into: set[str] = set()
-    _active.append(into)
-    try:
-        yield into
-    finally:
+class _Recording:
+    """`recording()`'s block (a class, not a generator: every test enters one, ~1.5 µs less each)."""
+
+    __slots__ = ("into",)
+
+    def __enter__(self) -> set[str]:
+        install()
+        self.into: set[str] = set()
+        _active.append(self.into)
+        return self.into
+
+    def __exit__(self, *_: object) -> None:
+        into = self.into
         for index in range(len(_active) - 1, -1, -1):
             if _active[index] is into:
                 del _active[index]
                 break
+
+
+def recording() -> AbstractContextManager[set[str]]:
+    """`read:` / `dir:` entries for what the code in the block (any thread of this process) reads."""
+    return _Recording()
 
 
 def listing_digest_input(path: str) -> bytes:

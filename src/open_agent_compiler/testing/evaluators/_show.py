@@ -15,10 +15,15 @@ def truncate(text: str, limit: int = EVIDENCE_LIMIT) -> str:
     return f"{text[:limit]}… (+{len(text) - limit} chars)"
 
 
+# What `json.dumps(value, sort_keys=True, ensure_ascii=False, default=repr)` builds for each call (an encoder
+# keeps no state between `encode` calls): made once, as evidence renders two values per evaluator.
+_SHOW = json.JSONEncoder(sort_keys=True, ensure_ascii=False, default=repr)
+
+
 def show(value: Any, limit: int = EVIDENCE_LIMIT) -> str:
     """A one-line JSON-ish rendering (strings keep their quotes, so "1" and 1 read differently)."""
     try:
-        text = json.dumps(value, sort_keys=True, ensure_ascii=False, default=repr)
+        text = _SHOW.encode(value)
     except (TypeError, ValueError):  # e.g. mixed-type dict keys cannot be sorted
         text = repr(value)
     return truncate(text, limit)
