@@ -6,14 +6,21 @@ worker's last result, so each test pays a round trip through two queues and the 
 queue, so a worker starts its next test at once while the main process records the last one. Dispatch order,
 dependencies (a capability test waits for its compile task: the dispatcher answers "hold on"), reporting and
 saving all stay doit's: only the loop that feeds the queue differs.
+
+A worker writes its results to the pipe itself (`multiprocessing.SimpleQueue`). Through doit's
+`multiprocessing.Queue` a result was handed to the worker's feeder thread, which then took the GIL while the
+worker asked for its next job: measured in the workers, a median 280 µs per job `get` against 50–60 µs. No
+deadlock: the main process still writes jobs through doit's queue (its feeder thread), so it never blocks on a
+write and always comes back to reading results; a worker whose result does not fit in the pipe waits for that.
 """
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from multiprocessing import SimpleQueue
 from typing import Any
 
 import doit.cmd_run
-from doit.runner import JobHold, MRunner, Runner
+from doit.runner import JobHold, MReporter, MRunner, Runner
 
 from open_agent_compiler.tasks.gc_tuning import executing
 
@@ -81,9 +88,38 @@ class StoppingRunner(StopWhenTold, Runner):
     pass
 
 
+class StartsWhenTold:
+    """A `-n` worker's reporter: doit's `MReporter`, which sends each reporter call to the main process as a
+    message, except `execute_task` for a task whose start the main process's reporter does not print (every test
+    without `--explain`): one message per test fewer for the worker to send and the main process to read."""
+
+    def __init__(self, forward: Any, announces: Any) -> None:
+        self._forward = forward
+        self._announces = announces
+
+    def execute_task(self, task: Any) -> None:
+        if self._announces(task):
+            self._forward.execute_task(task)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._forward, name)
+
+
 class PrefetchingRunner(StopWhenTold, MRunner):
+    ResultQueue = staticmethod(SimpleQueue)
+    _announces: Any = None  # in a worker: the main process's reporter's `announces`, if it has one
+
+    def execute_task_subprocess(self, job_q: Any, result_q: Any, reporter_class: Any) -> None:
+        self._announces = getattr(self.reporter, "announces", None)  # (the reporter the worker forked with)
+        super().execute_task_subprocess(job_q, result_q, reporter_class)
+
+    def execute_task(self, task: Any) -> Any:
+        if self._announces is not None and isinstance(self.reporter, MReporter):  # doit's, set for this worker
+            self.reporter = StartsWhenTold(self.reporter, self._announces)
+        return super().execute_task(task)
+
     def run_tasks(self, task_dispatcher: Any) -> None:
-        result_q = self.Queue()
+        result_q = self.ResultQueue()
         job_q = self.Queue()
         self._run_tasks_init(task_dispatcher)
         slots = self.num_process * AHEAD
