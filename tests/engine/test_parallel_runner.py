@@ -115,8 +115,9 @@ def test_a_worker_tells_only_the_starts_the_reporter_announces(tmp_path: Path) -
 
 
 def test_jobs_and_results_larger_than_a_pipe_get_through(tmp_path: Path) -> None:
-    """A worker writes its result to the pipe itself: one bigger than a pipe's buffer (a 1 MB value) waits for the
-    main process to read it, and a 1 MB job (a task's doc) waits for a worker; the run completes, values intact."""
+    """A result bigger than a pipe's buffer (a 1 MB value) and a 1 MB job (a task's doc) get through the queues
+    while other tasks run and report: the run completes, the value intact (a queue written by the process itself
+    would deadlock here if the jobs were written before the workers start)."""
     tasks = _tasks(tmp_path)
     build = tasks["task_build"]
     tasks["task_build"] = lambda: {**build(), "doc": "x" * 1_000_000}

@@ -7,16 +7,13 @@ queue, so a worker starts its next test at once while the main process records t
 dependencies (a capability test waits for its compile task: the dispatcher answers "hold on"), reporting and
 saving all stay doit's: only the loop that feeds the queue differs.
 
-A worker writes its results to the pipe itself (`multiprocessing.SimpleQueue`). Through doit's
-`multiprocessing.Queue` a result was handed to the worker's feeder thread, which then took the GIL while the
-worker asked for its next job: measured in the workers, a median 280 µs per job `get` against 50–60 µs. No
-deadlock: the main process still writes jobs through doit's queue (its feeder thread), so it never blocks on a
-write and always comes back to reading results; a worker whose result does not fit in the pipe waits for that.
+Both queues stay doit's `multiprocessing.Queue` (a feeder thread per writer). Tried: a worker writing its results
+to the pipe itself (`multiprocessing.SimpleQueue`): its next job's `get` fell from a median 280 µs to 55 µs and
+its context switches by a third, but the 10 ms busy tests ran 5 % slower (docs/performance.md, issue 18).
 """
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from multiprocessing import SimpleQueue
 from typing import Any
 
 import doit.cmd_run
@@ -106,7 +103,6 @@ class StartsWhenTold:
 
 
 class PrefetchingRunner(StopWhenTold, MRunner):
-    ResultQueue = staticmethod(SimpleQueue)
     _announces: Any = None  # in a worker: the main process's reporter's `announces`, if it has one
 
     def execute_task_subprocess(self, job_q: Any, result_q: Any, reporter_class: Any) -> None:
@@ -119,7 +115,7 @@ class PrefetchingRunner(StopWhenTold, MRunner):
         return super().execute_task(task)
 
     def run_tasks(self, task_dispatcher: Any) -> None:
-        result_q = self.ResultQueue()
+        result_q = self.Queue()
         job_q = self.Queue()
         self._run_tasks_init(task_dispatcher)
         slots = self.num_process * AHEAD
