@@ -12,7 +12,7 @@ to the pipe itself (`multiprocessing.SimpleQueue`): its next job's `get` fell fr
 its context switches by a third, but the 10 ms busy tests ran 5 % slower (docs/performance.md, issue 18).
 """
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -90,7 +90,7 @@ class StartsWhenTold:
     message, except `execute_task` for a task whose start the main process's reporter does not print (every test
     without `--explain`): one message per test fewer for the worker to send and the main process to read."""
 
-    def __init__(self, forward: Any, announces: Any) -> None:
+    def __init__(self, forward: Any, announces: Callable[[Any], bool]) -> None:
         self._forward = forward
         self._announces = announces
 
@@ -103,7 +103,7 @@ class StartsWhenTold:
 
 
 class PrefetchingRunner(StopWhenTold, MRunner):
-    _announces: Any = None  # in a worker: the main process's reporter's `announces`, if it has one
+    _announces: Callable[[Any], bool] | None = None  # in a worker: its forked reporter's `announces`, if any
 
     def execute_task_subprocess(self, job_q: Any, result_q: Any, reporter_class: Any) -> None:
         self._announces = getattr(self.reporter, "announces", None)  # (the reporter the worker forked with)
