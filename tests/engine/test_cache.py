@@ -84,6 +84,13 @@ def test_explain_names_what_changed(project: Project) -> None:
     assert "  run 'lookup-real': --force" in fresh.stdout
 
 
+def test_explain_under_two_processes(project: Project) -> None:
+    """A `-n` worker tells the main process a test started only when its line is printed (`--explain`)."""
+    done = project.test("--explain", "--kind", "tool", "-n", "2")
+    assert "  run 'lookup-real': never ran" in done.stdout
+    assert "  run 'counter-mock': never ran" in done.stdout
+
+
 def test_explain_says_never_ran_and_last_run_failed(project: Project) -> None:
     done = project.test("--explain", "--kind", "tool")
     assert "  run 'lookup-real': never ran" in done.stdout

@@ -8,6 +8,7 @@ from pathlib import Path
 import doit.cmd_run
 import pytest
 from doit.cmd_base import ModuleTaskLoader
+from doit.dependency import Dependency, SqliteDB
 from doit.doit_cmd import DoitMain
 from doit.runner import MRunner
 
@@ -83,3 +84,54 @@ def test_a_failing_task_is_reported_and_the_rest_still_run(tmp_path: Path) -> No
         report = json.loads((tmp_path / root / "report.json").read_text())
         failed = [task["name"] for task in report["tasks"] if task["result"] == "fail"]
         assert failed == ["free:3", "free"]  # the task, then its group
+
+
+class _Heard:
+    """A reporter that announces only the `free` tasks' starts and keeps what the main process heard."""
+
+    heard: list[str] = []
+
+    def __init__(self, outstream, options) -> None:
+        self.outstream = outstream
+
+    def announces(self, task) -> bool:
+        return task.name.startswith("free:")
+
+    def execute_task(self, task) -> None:
+        _Heard.heard.append(task.name)
+
+    def __getattr__(self, name):  # every other reporter call: nothing to do
+        return lambda *args: None
+
+
+def test_a_worker_tells_only_the_starts_the_reporter_announces(tmp_path: Path) -> None:
+    _Heard.heard = []
+    tasks = _tasks(tmp_path)
+    tasks["DOIT_CONFIG"]["reporter"] = _Heard
+    with prefetching_runner():
+        assert DoitMain(ModuleTaskLoader(tasks)).run(["run", "--continue", "-n", "2", "-P", "process"]) == 0
+    assert sorted(_Heard.heard) == [f"free:{i}" for i in range(6)]
+    assert len((tmp_path / "ran.log").read_text().split()) == 11
+
+
+def test_jobs_and_results_larger_than_a_pipe_get_through(tmp_path: Path) -> None:
+    """A result bigger than a pipe's buffer (a 1 MB value) and a 1 MB job (a task's doc) get through the queues
+    while other tasks run and report: the run completes, the value intact (a queue written by the process itself
+    would deadlock here if the jobs were written before the workers start)."""
+    tasks = _tasks(tmp_path)
+    build = tasks["task_build"]
+    tasks["task_build"] = lambda: {**build(), "doc": "x" * 1_000_000}
+
+    def big_value() -> dict:
+        return {"blob": "y" * 1_000_000}
+
+    tasks["task_big"] = lambda: {"actions": [big_value], "verbosity": 0}
+    assert _run_tasks(tasks, 2) == 0
+    assert len((tmp_path / "ran.log").read_text().split()) == 11
+    values = Dependency(SqliteDB, str(tmp_path / "state.db")).get_values("big")
+    assert values == {"blob": "y" * 1_000_000}
+
+
+def _run_tasks(tasks: dict, jobs: int) -> int:
+    with prefetching_runner():
+        return DoitMain(ModuleTaskLoader(tasks)).run(["run", "--continue", "-n", str(jobs), "-P", "process"])

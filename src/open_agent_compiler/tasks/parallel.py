@@ -6,14 +6,18 @@ worker's last result, so each test pays a round trip through two queues and the 
 queue, so a worker starts its next test at once while the main process records the last one. Dispatch order,
 dependencies (a capability test waits for its compile task: the dispatcher answers "hold on"), reporting and
 saving all stay doit's: only the loop that feeds the queue differs.
+
+Both queues stay doit's `multiprocessing.Queue` (a feeder thread per writer). Tried: a worker writing its results
+to the pipe itself (`multiprocessing.SimpleQueue`): its next job's `get` fell from a median 280 µs to 55 µs and
+its context switches by a third, but the 10 ms busy tests ran 5 % slower (docs/performance.md, issue 18).
 """
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
 import doit.cmd_run
-from doit.runner import JobHold, MRunner, Runner
+from doit.runner import JobHold, MReporter, MRunner, Runner
 
 from open_agent_compiler.tasks.gc_tuning import executing
 
@@ -81,7 +85,35 @@ class StoppingRunner(StopWhenTold, Runner):
     pass
 
 
+class StartsWhenTold:
+    """A `-n` worker's reporter: doit's `MReporter`, which sends each reporter call to the main process as a
+    message, except `execute_task` for a task whose start the main process's reporter does not print (every test
+    without `--explain`): one message per test fewer for the worker to send and the main process to read."""
+
+    def __init__(self, forward: Any, announces: Callable[[Any], bool]) -> None:
+        self._forward = forward
+        self._announces = announces
+
+    def execute_task(self, task: Any) -> None:
+        if self._announces(task):
+            self._forward.execute_task(task)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._forward, name)
+
+
 class PrefetchingRunner(StopWhenTold, MRunner):
+    _announces: Callable[[Any], bool] | None = None  # in a worker: its forked reporter's `announces`, if any
+
+    def execute_task_subprocess(self, job_q: Any, result_q: Any, reporter_class: Any) -> None:
+        self._announces = getattr(self.reporter, "announces", None)  # (the reporter the worker forked with)
+        super().execute_task_subprocess(job_q, result_q, reporter_class)
+
+    def execute_task(self, task: Any) -> Any:
+        if self._announces is not None and isinstance(self.reporter, MReporter):  # doit's, set for this worker
+            self.reporter = StartsWhenTold(self.reporter, self._announces)
+        return super().execute_task(task)
+
     def run_tasks(self, task_dispatcher: Any) -> None:
         result_q = self.Queue()
         job_q = self.Queue()

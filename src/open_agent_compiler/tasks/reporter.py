@@ -199,6 +199,13 @@ class OacReporter:
         meta = task.meta or {}
         return not (meta.get("oac") or meta.get("oac_compile") or task.subtask_of is None and task.has_subtask)
 
+    def announces(self, task: Any) -> bool:
+        """Whether `execute_task` prints anything for `task` (a `-n` worker tells the main process only then)."""
+        if self._foreign(task) and task.actions:
+            return True
+        info = self._test_info(task)
+        return bool(info and info[0].options.explain)
+
     def execute_task(self, task: Any) -> None:
         if self._foreign(task) and task.actions:
             self._say(f".  {task.title()}")
