@@ -6,6 +6,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from open_agent_compiler.model.core.base import SharedFieldsSet
 from open_agent_compiler.model.core.mock import MockResponse
 from open_agent_compiler.model.core.test_model import AgentTest
 from open_agent_compiler.model.core.tool import ToolDefinition
@@ -82,7 +83,7 @@ def discovered_path(root: Path, relative: str) -> str:
     return full + "/" if relative.endswith("/") else full
 
 
-class KeyParts(BaseModel):
+class KeyParts(SharedFieldsSet):
     model_config = ConfigDict(frozen=True)
 
     schema_version: str = Field(default_factory=engine_schema)
