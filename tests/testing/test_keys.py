@@ -179,3 +179,11 @@ def test_the_judge_is_part_of_the_key_of_every_test_it_judges_and_of_no_other(tm
 
     assert judges("j1") == {"cap-judged": "j1", "cap-plain": None, "turn-judged": "j1", "turns-plain": None,
                             "prompt-judged": "j1"}
+
+
+def test_every_key_shares_one_schema_string(project: Path) -> None:
+    """The schema part is the same text for every test of a run: one string, not one per test (cold peak RSS)."""
+    from open_agent_compiler.testing.keys import KeyParts
+
+    first, second = KeyParts(definition="a", target="t"), KeyParts(definition="b", target="t")
+    assert first.schema_version == second.schema_version and first.schema_version is second.schema_version
