@@ -315,11 +315,11 @@ class TestPlan:
 
     def file_dep(self, test_id: str) -> list[str]:
         """The files a test's key covers (only tests keyed afresh have any: cached keys cover no file)."""
-        parts = self.keyer._parts.get(test_id)
-        if parts is None or not parts.files:
+        files = self.keyer.files_of(test_id)
+        if not files:
             return []
         root = self.root
-        return [str(root / label) for label, found in parts.files.items()
+        return [str(root / label) for label, found in files.items()
                 if found != "missing" and not label.startswith(("module ", "inputs ")) and not label.endswith("/")]
 
     def model_name(self, case: TestCase) -> str | None:
