@@ -78,7 +78,7 @@ class Compiled(BaseModel):
 
     model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
 
-    output: CompiledOutput | None
+    # (the CompiledOutput itself is not kept: its files' bytes are `contents`, and nothing reads the rest again)
     contents: dict[str, bytes]
     key: str  # digest of every compiled file
     artifact_paths: dict[str, tuple[str, ...]]  # compiled agent name → the files its capabilities are read from
@@ -110,7 +110,7 @@ def compiled_from(output: CompiledOutput | None, resolved: ResolvedConfig, diale
             found = paths[agent.compiled_name] = dialect.capability_files(agent.compiled_name)
             digests[agent.compiled_name] = digest([(p, digest_bytes(contents[p])) for p in found if p in contents])
     key = digest([(path, digest_bytes(contents[path])) for path in sorted(contents)])
-    return Compiled(output=output, contents=contents, key=key, artifact_paths=paths, artifact_digests=digests)
+    return Compiled(contents=contents, key=key, artifact_paths=paths, artifact_digests=digests)
 
 
 class Keyer:
@@ -126,7 +126,7 @@ class Keyer:
         self.invoker = invoker  # who runs agent tests (testing.invokers), part of their keys
         self.judge = judge  # who judges llm_judge evaluators (testing.judges), part of those tests' keys
         self.files = FileDigests(options.root)
-        self._parts: dict[str, tuple[Any, ...]] = {}  # test id → its KeyParts, packed (`KeyParts.packed`)
+        self._parts: dict[str, list[Any]] = {}  # test id → its KeyParts, packed (`KeyParts.packed`)
 
     def rekey(self, test_id: str, discovered: list[str]) -> None:
         self.discovered[test_id] = discovered

@@ -106,13 +106,15 @@ class KeyParts(SharedFieldsSet):
     def key(self) -> str:
         return digest(self)
 
-    def packed(self) -> tuple[Any, ...]:
+    def packed(self) -> list[Any]:
         """Its values in field order and its fields set: what a plan holds from keying a test to recording it
-        (a tuple of 13 is ~160 bytes; the model's own dict of 12 fields is ~650: 2.7 MB at 5,000 tests)."""
-        return (*_field_values(self.__dict__), self.__pydantic_fields_set__)
+        (a list of 13 is ~160 bytes; the model's own dict of 12 fields is ~650: 2.7 MB at 5,000 tests). A list,
+        not a tuple: CPython keeps up to 2,000 freed tuples of each length for reuse (0.27 MB of 13-tuples
+        once a run's parts are let go); a freed list's items are freed."""
+        return [*_field_values(self.__dict__), self.__pydantic_fields_set__]
 
     @classmethod
-    def unpacked(cls, packed: tuple[Any, ...]) -> "KeyParts":
+    def unpacked(cls, packed: list[Any]) -> "KeyParts":
         """The parts `packed` was taken from, equal field by field (and in the fields set), without validating
         again the values a validated instance gave."""
         parts = cls.__new__(cls)
