@@ -81,3 +81,8 @@ def test_a_finished_node_keeps_only_its_task_and_status(tmp_path: Path, monkeypa
     assert dispatcher.nodes and all(set(vars(node)) == set(parallel._DONE_NODE_KEEPS)
                                     for node in dispatcher.nodes.values())
     assert dispatcher.nodes["free:1"].run_status == "failure" and dispatcher.nodes["last"].run_status == "failure"
+    # a done node's finished generator is swapped for the one spent generator (its frame's memory freed) at the
+    # dispatcher's next update: all but the nodes done last, whose generators ended all the same
+    own = [node.generator for node in dispatcher.nodes.values() if node.generator is not parallel._SPENT]
+    assert len(own) <= 2 < len(dispatcher.nodes) and all(generator.gi_frame is None for generator in own)
+    assert next(parallel._SPENT, "stopped") == "stopped"

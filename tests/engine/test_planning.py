@@ -17,7 +17,7 @@ def test_each_step_alone(quickstart: Project, monkeypatch: pytest.MonkeyPatch) -
     cases = planning.discover_tests(resolved, options)
     assert [case.kind for case in cases].count("tool") == 2 and len(cases) == 5
     skipped = planning.compile_dialect(resolved, options, needed=False)
-    assert skipped.output is None and skipped.contents == {}
+    assert skipped.contents == {} and skipped.artifact_paths == {}
     compiled = planning.compile_dialect(resolved, options, needed=True)
     assert compiled.artifacts("primary") == {".opencode/agents/primary.md": compiled.contents[".opencode/agents/primary.md"]}
     keyer = planning.Keyer(resolved, cases, compiled, options, discovered={})

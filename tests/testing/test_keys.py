@@ -194,3 +194,34 @@ def test_the_model_digest_is_the_model_parameters_digest_once_per_object() -> No
     for temperature in (0.1, 0.2, 0.3):  # short-lived objects: ids are reused, answers must not be
         other = ModelParameters(model_name="provider/b", temperature=temperature)
         assert model_digest(other) == digest(other) != digest(first)
+
+
+def test_every_key_shares_one_schema_string(project: Path) -> None:
+    """The schema part is the same text for every test of a run: one string, not one per test (cold peak RSS)."""
+    from open_agent_compiler.testing.keys import KeyParts
+
+    first, second = KeyParts(definition="a", target="t"), KeyParts(definition="b", target="t")
+    assert first.schema_version == second.schema_version and first.schema_version is second.schema_version
+
+
+@pytest.mark.parametrize("given", [
+    {"definition": "d", "target": "t"},
+    {"definition": "d", "target": "t", "files": {"a.py": "x", "module m": "missing"}, "hermetic": False},
+    {"definition": "d", "target": "t", "model": "m", "mocks": "k", "access_profile": "p", "variant": "v",
+     "dialect": "opencode", "invoker": "i", "judge": "j", "hermetic": True, "schema_version": "s"},
+])
+def test_packed_key_parts_unpack_to_the_same_parts(given: dict) -> None:
+    """A plan holds a test's parts packed (cold peak RSS): unpacked, they are the same parts, field by field,
+    with the same fields set, JSON, key and `--explain` answer, and still frozen."""
+    from open_agent_compiler.testing.keys import FILES_AT, KeyParts
+
+    parts = KeyParts(**given)
+    packed = parts.packed()
+    again = KeyParts.unpacked(packed)
+    assert again == parts and again.__dict__ == parts.__dict__ and list(again.__dict__) == list(parts.__dict__)
+    assert again.model_fields_set == parts.model_fields_set
+    assert again.model_dump(mode="json") == parts.model_dump(mode="json") and again.key() == parts.key()
+    assert again.changes_since(parts.model_dump(mode="json")) == []
+    assert packed[FILES_AT] is parts.files
+    with pytest.raises(Exception):
+        again.definition = "other"  # type: ignore[misc]

@@ -31,11 +31,13 @@ def _opencode_regex(pattern: str) -> re.Pattern[str]:
     return re.compile(escaped, re.DOTALL)
 
 
-@lru_cache(maxsize=1 << 16)
+@lru_cache(maxsize=1024)
 def _opencode_matcher(pattern: str) -> Callable[[str], bool]:
     """A matcher for one pattern (text already has `/` for `\\`): plain comparisons for the shapes rules almost
     always have (a literal name, a prefix ending in `*` or ` *`), the regex for anything else. Compiling a
-    regex per distinct pattern costs ~0.1 ms, and a read-back meets thousands of distinct command prefixes."""
+    regex per distinct pattern costs ~0.1 ms, and a read-back meets thousands of distinct command prefixes.
+    The hits come from one agent's rules and the prefixes every agent shares (1,000 agents: 61,499 hits of
+    2,901 patterns); an entry is ~0.5 KB, so the most recent 1,024 are kept, not every pattern of a run."""
     plain = pattern.replace("\\", "/")
     head = plain[:-1]
     if "*" not in plain and "?" not in plain:

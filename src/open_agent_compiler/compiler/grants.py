@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict
 
 from open_agent_compiler.errors import OacError
 from open_agent_compiler.model.core.agent import McpServer
+from open_agent_compiler.model.core.base import SharedFieldsSet
 from open_agent_compiler.model.registry import ResolvedAgent
 
 Action = Literal["allow", "ask", "deny"]
@@ -24,7 +25,7 @@ def strictest(actions: Iterable[Action]) -> Action | None:
     return max(actions, key=ACTIONS.index, default=None)
 
 
-class AgentGrants(BaseModel):
+class AgentGrants(SharedFieldsSet):
     model_config = ConfigDict(frozen=True)
 
     # (pattern, action): the strictest action per pattern, ordered allow → ask → deny (first-seen order within

@@ -7,6 +7,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from open_agent_compiler.compiler.blocks import apply_block
 from open_agent_compiler.compiler.settings_merge import RULE_KINDS, merge_permission_rules
 from open_agent_compiler.errors import UnsafeNameError
+from open_agent_compiler.model.core.base import SharedFieldsSet
 from open_agent_compiler.model.names import check_relative_path, relative_parts
 
 # Top-level directories no compiled path may enter: our own state, and git's.
@@ -23,7 +24,7 @@ def check_output_path(path: str, what: str) -> str:
     return path
 
 
-class CompiledFile(BaseModel):
+class CompiledFile(SharedFieldsSet):
     """One file we own entirely. `path` is relative to the target directory, POSIX separators. `private`:
     it holds secrets (an MCP server's environment), so it is written 0o600 whatever the umask."""
 

@@ -40,7 +40,7 @@ class _NotMine(Exception):
     """The text leaves the subset."""
 
 
-@lru_cache(maxsize=4096)  # tokens repeat across agents (permission keys and actions); values are immutable
+@lru_cache(maxsize=1024)  # tokens repeat across agents (permission keys and actions); values are immutable
 def _string(token: str) -> str:
     if token[0] == '"':
         inner = token[1:-1]

@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, PrivateAttr
 
 from open_agent_compiler.errors import RegistryError
 from open_agent_compiler.model.hashing import digest_model
+from open_agent_compiler.model.core.base import SharedFieldsSet
 from open_agent_compiler.model.core.agent import AgentDefinition, AgentVariant, ModelParameters
 from open_agent_compiler.model.core.mock import MockProfile
 from open_agent_compiler.model.core.model_preset import ModelPreset
@@ -19,7 +20,7 @@ from open_agent_compiler.model.core.tool import ToolDefinition
 from open_agent_compiler.model.names import check_postfix, check_segment
 
 
-class RegisteredAgent(BaseModel):
+class RegisteredAgent(SharedFieldsSet):
     """One registration: `registry_id` is what `register_agent` returned; `agent_id` the definition's own id."""
 
     model_config = ConfigDict(frozen=True)
@@ -45,7 +46,7 @@ def registry_id(name: str, model_parameters: ModelParameters | None, preset: str
     return f"{name}_{re.sub(r'[^a-zA-Z0-9.-]', '_', model)}_t{temperature}"
 
 
-class ReachableTool(BaseModel):
+class ReachableTool(SharedFieldsSet):
     """A tool and the place it was found, for messages that name both sides of a conflict."""
 
     model_config = ConfigDict(frozen=True)
@@ -60,7 +61,7 @@ def _same_fields(model: BaseModel, other: BaseModel) -> bool:
     return model.__dict__ == other.__dict__ and model.__pydantic_extra__ == other.__pydantic_extra__
 
 
-class ResolvedAgent(BaseModel):
+class ResolvedAgent(SharedFieldsSet):
     """One slot of a resolved config: the agent that fills it and the names it compiles under."""
 
     model_config = ConfigDict(frozen=True)

@@ -28,7 +28,7 @@ from open_agent_compiler.tasks.shared_session import SharedSession
 from open_agent_compiler.tasks.state_paths import on_state
 from open_agent_compiler.usercode import project_imports
 from open_agent_compiler.testing.discovery import TestCase, discover, select
-from open_agent_compiler.testing.keys import FileDigests, KeyParts, discovered_path, key_parts
+from open_agent_compiler.testing.keys import FILES_AT, FileDigests, KeyParts, discovered_path, key_parts
 from open_agent_compiler.testing.results import read_records
 from open_agent_compiler.testing.selection import last_failed, narrow, parse_shard, recorded_durations
 
@@ -78,7 +78,7 @@ class Compiled(BaseModel):
 
     model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
 
-    output: CompiledOutput | None
+    # (the CompiledOutput itself is not kept: its files' bytes are `contents`, and nothing reads the rest again)
     contents: dict[str, bytes]
     key: str  # digest of every compiled file
     artifact_paths: dict[str, tuple[str, ...]]  # compiled agent name → the files its capabilities are read from
@@ -110,7 +110,7 @@ def compiled_from(output: CompiledOutput | None, resolved: ResolvedConfig, diale
             found = paths[agent.compiled_name] = dialect.capability_files(agent.compiled_name)
             digests[agent.compiled_name] = digest([(p, digest_bytes(contents[p])) for p in found if p in contents])
     key = digest([(path, digest_bytes(contents[path])) for path in sorted(contents)])
-    return Compiled(output=output, contents=contents, key=key, artifact_paths=paths, artifact_digests=digests)
+    return Compiled(contents=contents, key=key, artifact_paths=paths, artifact_digests=digests)
 
 
 class Keyer:
@@ -126,7 +126,7 @@ class Keyer:
         self.invoker = invoker  # who runs agent tests (testing.invokers), part of their keys
         self.judge = judge  # who judges llm_judge evaluators (testing.judges), part of those tests' keys
         self.files = FileDigests(options.root)
-        self._parts: dict[str, KeyParts] = {}
+        self._parts: dict[str, list[Any]] = {}  # test id → its KeyParts, packed (`KeyParts.packed`)
 
     def rekey(self, test_id: str, discovered: list[str]) -> None:
         self.discovered[test_id] = discovered
@@ -137,15 +137,22 @@ class Keyer:
         self._parts.pop(test_id, None)
 
     def parts_of(self, test_id: str) -> KeyParts:
-        parts = self._parts.get(test_id)
-        if parts is None:
-            options = self.options
-            parts = self._parts[test_id] = key_parts(
-                self.by_id[test_id], resolved=self.resolved, files=self.files,
-                artifact_digests=self.compiled.artifact_digests, dialect=options.dialect, variant=options.variant,
-                hermetic=options.hermetic, discovered=self.discovered.get(test_id, ()), invoker=self.invoker,
-                judge=self.judge)
+        packed = self._parts.get(test_id)
+        if packed is not None:
+            return KeyParts.unpacked(packed)
+        options = self.options
+        parts = key_parts(
+            self.by_id[test_id], resolved=self.resolved, files=self.files,
+            artifact_digests=self.compiled.artifact_digests, dialect=options.dialect, variant=options.variant,
+            hermetic=options.hermetic, discovered=self.discovered.get(test_id, ()), invoker=self.invoker,
+            judge=self.judge)
+        self._parts[test_id] = parts.packed()
         return parts
+
+    def files_of(self, test_id: str) -> dict[str, str] | None:
+        """The files part of a test keyed afresh in this run (None: its key came from the key cache)."""
+        packed = self._parts.get(test_id)
+        return packed[FILES_AT] if packed is not None else None
 
 
 def discovered_imports(options: TestOptions, names: dict[str, str],

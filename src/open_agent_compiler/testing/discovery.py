@@ -12,6 +12,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from open_agent_compiler.errors import NothingSelected, OacError, RegistryError
+from open_agent_compiler.model.core.base import SharedFieldsSet
 from open_agent_compiler.model.core.test_model import AgentTest, CapabilityTest, ToolTest
 from open_agent_compiler.model.core.tool import ToolDefinition
 from open_agent_compiler.model.registry import ResolvedAgent, ResolvedConfig
@@ -20,7 +21,7 @@ TestKind = Literal["capability", "tool", "agent"]
 KINDS: tuple[TestKind, ...] = ("capability", "tool", "agent")
 
 
-class TestCase(BaseModel):
+class TestCase(SharedFieldsSet):
     """One discovered test and what it runs against."""
 
     model_config = ConfigDict(frozen=True)

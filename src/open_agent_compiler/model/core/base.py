@@ -6,7 +6,31 @@ from typing import Annotated, Any
 from pydantic import BaseModel, BeforeValidator, ConfigDict
 
 
-class Frozen(BaseModel):
+# Each instance of the class → the fields set it shares with the instances before it (see `SharedFieldsSet`).
+_SHARED_FIELDS: dict[type, set[str]] = {}
+_set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__  # the slot's own setter
+
+
+class SharedFieldsSet(BaseModel):
+    """A frozen model whose instances share one `__pydantic_fields_set__` per distinct set of given fields.
+
+    pydantic gives every instance its own set of the names it was given: 216 bytes, 728 from five names on. A
+    registry of 44,000 definitions and a plan of 5,000 tests held ~17 MB of them, nearly all equal to the set of
+    the instance built before. Nothing changes a frozen model's set (`__setattr__` refuses first; `model_copy`
+    and `copy`/`deepcopy` copy the set before they add to it), so an equal set is taken from the class's last
+    instance and the new one let go at once. A subclass that is not frozen keeps its own sets. Read it
+    (`model_fields_set`), never change it in place."""
+
+    def model_post_init(self, context: Any, /) -> None:
+        fields = self.__pydantic_fields_set__
+        last = _SHARED_FIELDS.get(type(self))
+        if last == fields:
+            _set_fields_set(self, last)
+        elif self.model_config.get("frozen"):
+            _SHARED_FIELDS[type(self)] = fields
+
+
+class Frozen(SharedFieldsSet):
     """A definition value: immutable, strict about unknown fields."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")

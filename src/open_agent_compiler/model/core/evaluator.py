@@ -8,6 +8,7 @@ from typing import Any, ClassVar, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from open_agent_compiler.model.core.base import SharedFieldsSet
 from open_agent_compiler.model.core.capabilities import Capabilities
 
 
@@ -76,7 +77,7 @@ class EvaluatorResult(BaseModel):
     details: dict[str, Any] = Field(default_factory=dict, exclude=True)
 
 
-class Evaluator(BaseModel):
+class Evaluator(SharedFieldsSet):
     """Base of every evaluator spec. Subclasses set `kind: Literal[...]` and implement `evaluate`."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
