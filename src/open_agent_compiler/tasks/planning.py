@@ -110,7 +110,10 @@ def compiled_from(output: CompiledOutput | None, resolved: ResolvedConfig, diale
             found = paths[agent.compiled_name] = dialect.capability_files(agent.compiled_name)
             digests[agent.compiled_name] = digest([(p, digest_bytes(contents[p])) for p in found if p in contents])
     key = digest([(path, digest_bytes(contents[path])) for path in sorted(contents)])
-    return Compiled(output=output, contents=contents, key=key, artifact_paths=paths, artifact_digests=digests)
+    # built from values made just above: validating them again would run CompiledOutput's path checks (an
+    # `after` validator pydantic repeats for an instance) over every compiled file a second time
+    return Compiled.model_construct(output=output, contents=contents, key=key, artifact_paths=paths,
+                                    artifact_digests=digests)
 
 
 class Keyer:

@@ -16,9 +16,16 @@ from open_agent_compiler import fsio
 from open_agent_compiler.errors import OacError, ResultsError
 from open_agent_compiler.model.core.evaluator import EvaluatorResult
 # the history views' fast reader, moved to `history_scan` (which imports no pydantic); re-exported from here
-from open_agent_compiler.testing.history_scan import _SLIM, SlimRecord, scan_records  # noqa: F401
+from open_agent_compiler.testing import history_scan
+from open_agent_compiler.testing.history_scan import SlimRecord, scan_records  # noqa: F401
 
 Status = Literal["pass", "fail", "skipped", "not_runnable"]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "_SLIM":  # history_scan's record pattern, compiled when asked (~3 ms): a test run never uses it
+        return history_scan._SLIM
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 _ZONES: dict[int, timezone] = {}  # UTC offset (s) → its fixed-offset zone
