@@ -76,7 +76,7 @@ def choose_tests(resolved: ResolvedConfig, options: TestOptions) -> tuple[list[T
 class Compiled(BaseModel):
     """One dialect's compiled output in memory, and the digests tests are keyed on."""
 
-    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True, defer_build=True)  # warm runs use none
 
     output: CompiledOutput | None
     contents: dict[str, bytes]

@@ -49,7 +49,7 @@ def now_iso() -> str:
 class TestOutcome(BaseModel):
     """What running one test produced, before it is stamped into a record."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)  # warm runs use none
     __test__ = False
 
     status: Status
@@ -74,7 +74,7 @@ class TestOutcome(BaseModel):
 class TestRecord(BaseModel):
     """One JSONL line: self-describing, so a reader needs nothing else to interpret it."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)  # warm runs use none
     __test__ = False
 
     timestamp: str
