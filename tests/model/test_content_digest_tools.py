@@ -67,3 +67,20 @@ def test_a_tool_edited_in_the_definition_changes_the_digest(tmp_path: Path) -> N
     edited = _fresh(agent, definition=definition, tools=tools)
     assert edited._tools_derived()
     assert edited.content_digest() != before
+
+
+def test_a_tool_named_twice_is_kept_once_at_its_first_place(tmp_path: Path) -> None:
+    root = tmp_path / "ops_desk"
+    shutil.copytree(OPS_DESK, root, ignore=shutil.ignore_patterns(".oac", "__pycache__", "build"))
+    registry = load_registry("agents:registry", str(root))
+    registry_id, registered = next((rid, r) for rid, r in registry._agents.items() if r.definition.skills)
+    skill_tool = registered.definition.skills[0].workflow_steps[0].tools_used[0]
+    again = skill_tool.model_copy()  # an equal tool, a second object: also named in extra_tools, after the others
+    definition = registered.definition.model_copy(
+        update={"extra_tools": [*registered.definition.extra_tools, again]})
+    registry._agents[registry_id] = registered.model_copy(update={"definition": definition})
+    agent = next(a for a in registry.resolve_config("prod").agents if a.definition is definition)
+    names = [r.tool.name for r in agent.tools]
+    assert names == [t.name for t in definition.extra_tools]  # once each, in order; the skill's place dropped
+    assert agent.tools[-1].tool is again and agent.tools[-1].where.endswith("extra_tools")
+    assert agent._tools_derived()

@@ -433,10 +433,9 @@ class AgentRegistry:
                         f"config {name!r}: two different tools are named {reachable.tool.name!r}: "
                         f"{first.where} and {reachable.where}"
                     )
-            unique: list[ReachableTool] = []
+            unique: dict[str, ReachableTool] = {}  # the first place of each name, in order
             for reachable in tools:
-                if all(u.tool.name != reachable.tool.name for u in unique):
-                    unique.append(reachable)
+                unique.setdefault(reachable.tool.name, reachable)
             agents.append(
                 ResolvedAgent(
                     slot=slot_name,
@@ -446,7 +445,7 @@ class AgentRegistry:
                     definition=registered.definition,
                     model_parameters=registered.model_parameters,
                     subagents=tuple(subagents),
-                    tools=tuple(unique),
+                    tools=tuple(unique.values()),
                     postfix=postfix,
                     also_compile_as_primary=twin[slot_name],
                 )
