@@ -54,9 +54,6 @@ class ReachableTool(BaseModel):
     where: str
 
 
-_TOOLS = {"tools"}
-
-
 class ResolvedAgent(BaseModel):
     """One slot of a resolved config: the agent that fills it and the names it compiles under."""
 
@@ -164,6 +161,9 @@ class ResolvedConfig(BaseModel):
             for reachable in agent.tools:
                 seen.setdefault(reachable.tool.name, reachable)
         return list(seen.values())
+
+
+_TOOLS = {"tools"}  # what `ResolvedAgent.content_digest` leaves out when the tools are derived
 
 
 def _tool_places(slot: str, definition: AgentDefinition) -> Iterator[tuple[ToolDefinition, str]]:
