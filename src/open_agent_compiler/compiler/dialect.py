@@ -49,7 +49,7 @@ class Dialect(Protocol):
 class AgentPlan(BaseModel):
     """One agent ready to render: its resolved slot, what it is granted, and its prompt body."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)  # warm runs use none
 
     agent: ResolvedAgent
     grants: AgentGrants

@@ -10,7 +10,6 @@ import re
 from functools import cache, lru_cache
 from typing import Any
 
-from open_agent_compiler.compiler.own_yaml import load_own_yaml
 from open_agent_compiler.errors import OacError
 
 _PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_./-]*")
@@ -150,6 +149,14 @@ def parse_markdown(data: bytes, where: str) -> tuple[dict[str, Any], str]:
         raise OacError(f"{where}: frontmatter must be a YAML mapping, not {type(config).__name__}")
     body = "\n".join(lines[index + 1 :])
     return config, body[1:] if body.startswith("\n") else body
+
+
+def load_own_yaml(text: str) -> Any:
+    """`own_yaml.load_own_yaml`, that module imported on the first read-back (its patterns take ~10 ms to compile
+    at import): a warm run reads nothing back."""
+    from open_agent_compiler.compiler.own_yaml import load_own_yaml as load
+
+    return load(text)
 
 
 def load_yaml(text: str, where: str) -> Any:

@@ -26,7 +26,7 @@ def strictest(actions: Iterable[Action]) -> Action | None:
 
 
 class AgentGrants(SharedFieldsSet):
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)  # warm runs use none
 
     # (pattern, action): the strictest action per pattern, ordered allow → ask → deny (first-seen order within
     # each), so that where patterns overlap the strictest decides under "last matching rule wins" (OpenCode).

@@ -204,7 +204,7 @@ def _inline_skill(skill: SkillDefinition) -> str:
 class BodyFacts(BaseModel):
     """What a compiled body tells its agent. Missing structured part = nothing granted."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)  # warm runs use none
 
     structured: bool = False  # False: the body is not one we compiled (no `## Permissions` part)
     tools: tuple[str, ...] = ()

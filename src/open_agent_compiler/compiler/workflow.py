@@ -90,6 +90,8 @@ def _step_lines(step: WorkflowStepDefinition, agent: ResolvedAgent, terms: Harne
 
 def workflow_problems(agent: ResolvedAgent) -> list[str]:
     """What a step names that the agent does not have: rendered as "you cannot", and reported by the compile."""
+    if not agent.definition.workflow:  # (most agents: no step, nothing to look up; asked for every agent per run)
+        return []
     tools = {reachable.tool.name for reachable in agent.tools}
     names = subagent_names(agent)
     ids = {step.id for step in agent.definition.workflow}

@@ -84,10 +84,22 @@ class ResolvedAgent(SharedFieldsSet):
 
     def content_digest(self) -> str:
         """Digest of this slot's whole resolved content, computed once (the model is frozen); the render memo
-        and the test-key cache both start from it."""
+        and the test-key cache both start from it. When `tools` is what the slot and the definition give (the
+        same tool objects found at the same places, as `resolve_config` makes them), every tool is already in
+        the definition's dump: `tools` is left out of it (a third of an agent's dumped bytes), and a dump
+        without a `tools` key is never one of an agent whose tools were given otherwise (that dump has one)."""
         if self._digest is None:
-            self._digest = digest_model(self)
+            self._digest = digest_model(self, exclude=_TOOLS) if self._tools_derived() else digest_model(self)
         return self._digest
+
+    def _tools_derived(self) -> bool:
+        places, tools = reachable_places(self.slot, self.definition), self.tools
+        if len(places) != len(tools):
+            return False
+        for reachable, (tool, where) in zip(tools, places):
+            if reachable.tool is not tool or reachable.where != where:
+                return False
+        return True
 
     @property
     def description(self) -> str:
@@ -164,13 +176,32 @@ class ResolvedConfig(BaseModel):
         return list(seen.values())
 
 
-def _agent_tools(slot: str, definition: AgentDefinition) -> Iterator[ReachableTool]:
-    for tool in definition.extra_tools:
-        yield ReachableTool(tool=tool, where=f"slot {slot!r} extra_tools")
+_TOOLS = {"tools"}  # what `ResolvedAgent.content_digest` leaves out when the tools are derived
+
+
+def _tool_places(slot: str, definition: AgentDefinition) -> Iterator[tuple[ToolDefinition, str]]:
+    """Every tool the definition names, with the place it is named, in definition order."""
+    if definition.extra_tools:
+        where = f"slot {slot!r} extra_tools"
+        for tool in definition.extra_tools:
+            yield tool, where
     for skill in definition.skills:
         for step in skill.workflow_steps:
             for tool in step.tools_used:
-                yield ReachableTool(tool=tool, where=f"slot {slot!r} skill {skill.name!r} step {step.header!r}")
+                yield tool, f"slot {slot!r} skill {skill.name!r} step {step.header!r}"
+
+
+def _agent_tools(slot: str, definition: AgentDefinition) -> Iterator[ReachableTool]:
+    for tool, where in _tool_places(slot, definition):
+        yield ReachableTool(tool=tool, where=where)
+
+
+def reachable_places(slot: str, definition: AgentDefinition) -> list[tuple[ToolDefinition, str]]:
+    """The (tool, place) pairs a resolved slot keeps: the first place of each tool name (`resolve_config`)."""
+    kept: dict[str, tuple[ToolDefinition, str]] = {}
+    for tool, where in _tool_places(slot, definition):
+        kept.setdefault(tool.name, (tool, where))
+    return list(kept.values())
 
 
 class AgentRegistry:
@@ -415,10 +446,9 @@ class AgentRegistry:
                         f"config {name!r}: two different tools are named {reachable.tool.name!r}: "
                         f"{first.where} and {reachable.where}"
                     )
-            unique: list[ReachableTool] = []
+            unique: dict[str, ReachableTool] = {}  # the first place of each name, in order
             for reachable in tools:
-                if all(u.tool.name != reachable.tool.name for u in unique):
-                    unique.append(reachable)
+                unique.setdefault(reachable.tool.name, reachable)
             agents.append(
                 ResolvedAgent(
                     slot=slot_name,
@@ -428,7 +458,7 @@ class AgentRegistry:
                     definition=registered.definition,
                     model_parameters=registered.model_parameters,
                     subagents=tuple(subagents),
-                    tools=tuple(unique),
+                    tools=tuple(unique.values()),
                     postfix=postfix,
                     also_compile_as_primary=twin[slot_name],
                 )

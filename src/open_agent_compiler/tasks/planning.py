@@ -76,7 +76,7 @@ def choose_tests(resolved: ResolvedConfig, options: TestOptions) -> tuple[list[T
 class Compiled(BaseModel):
     """One dialect's compiled output in memory, and the digests tests are keyed on."""
 
-    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True, defer_build=True)  # warm runs use none
 
     # (the CompiledOutput itself is not kept: its files' bytes are `contents`, and nothing reads the rest again)
     contents: dict[str, bytes]
@@ -110,7 +110,8 @@ def compiled_from(output: CompiledOutput | None, resolved: ResolvedConfig, diale
             found = paths[agent.compiled_name] = dialect.capability_files(agent.compiled_name)
             digests[agent.compiled_name] = digest([(p, digest_bytes(contents[p])) for p in found if p in contents])
     key = digest([(path, digest_bytes(contents[path])) for path in sorted(contents)])
-    return Compiled(contents=contents, key=key, artifact_paths=paths, artifact_digests=digests)
+    # built from values made just above: validating them again would walk every compiled file's bytes once more
+    return Compiled.model_construct(contents=contents, key=key, artifact_paths=paths, artifact_digests=digests)
 
 
 class Keyer:

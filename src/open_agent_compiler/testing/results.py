@@ -17,9 +17,16 @@ from open_agent_compiler import fsio
 from open_agent_compiler.errors import OacError, ResultsError
 from open_agent_compiler.model.core.evaluator import EvaluatorResult
 # the history views' fast reader, moved to `history_scan` (which imports no pydantic); re-exported from here
-from open_agent_compiler.testing.history_scan import _SLIM, SlimRecord, scan_records  # noqa: F401
+from open_agent_compiler.testing import history_scan
+from open_agent_compiler.testing.history_scan import SlimRecord, scan_records  # noqa: F401
 
 Status = Literal["pass", "fail", "skipped", "not_runnable"]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "_SLIM":  # history_scan's record pattern, compiled when asked (~3 ms): a test run never uses it
+        return history_scan._SLIM
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 _ZONES: dict[int, timezone] = {}  # UTC offset (s) → its fixed-offset zone
@@ -53,7 +60,7 @@ def now_iso() -> str:
 class TestOutcome(BaseModel):
     """What running one test produced, before it is stamped into a record."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)  # warm runs use none
     __test__ = False
 
     status: Status
@@ -78,7 +85,7 @@ class TestOutcome(BaseModel):
 class TestRecord(BaseModel):
     """One JSONL line: self-describing, so a reader needs nothing else to interpret it."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)  # warm runs use none
     __test__ = False
 
     timestamp: str

@@ -33,6 +33,9 @@ class AgentToolPermissions(Frozen):
     mcp: bool = False
 
 
+_NO_PERMISSIONS = AgentToolPermissions()
+
+
 class MCPServerDefinition(Frozen):
     """An MCP server the agent may use: a local `command` or a remote `url`.
 
@@ -95,7 +98,7 @@ class AgentDefinition(Frozen):
 
     @property
     def permissions(self) -> AgentToolPermissions:
-        return self.tool_permissions or AgentToolPermissions()
+        return self.tool_permissions or _NO_PERMISSIONS  # (four frozen bools: one shared default, not one a call)
 
     def chosen_format(self, tool: ToolDefinition) -> ToolFormat:
         """The format `tool` is offered in: its override, else the agent default, limited to what it has."""

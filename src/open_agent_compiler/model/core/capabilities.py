@@ -2,7 +2,7 @@
 
 from typing import Literal
 
-from pydantic import Field
+from pydantic import ConfigDict, Field
 
 from open_agent_compiler.model.core.base import Frozen
 
@@ -16,6 +16,8 @@ class Capabilities(Frozen):
     `permissions` maps built-in keys (read, write, edit, mcp, task, skill, webfetch, ...) to their action —
     a key that is missing is denied. `tools`, `skills`, `subagents`, `mcp_servers` list names the artifact grants.
     """
+
+    model_config = ConfigDict(defer_build=True)  # (Frozen's, built on first use): warm runs use none
 
     agent: str
     dialect: str

@@ -29,7 +29,7 @@ class FactSpec(BaseModel):
 
 
 class JudgeVerdict(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)  # warm runs use none
 
     score: float
     reasoning: str = ""
@@ -44,7 +44,7 @@ class JudgeClient(Protocol):
 class ToolCall(BaseModel):
     """One tool call recorded in a trajectory."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)  # warm runs use none
 
     tool_name: str
     arguments: dict[str, Any] = {}
@@ -55,7 +55,7 @@ class ToolCall(BaseModel):
 class EvaluationContext(BaseModel):
     """What an evaluator may look at. A missing piece (None) makes evaluators that need it skip."""
 
-    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True, defer_build=True)  # warm runs use none
 
     target: Any = None  # tool output, or the agent's final text for a turn
     trajectory: tuple[ToolCall, ...] | None = None

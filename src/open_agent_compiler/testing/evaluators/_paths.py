@@ -12,7 +12,7 @@ _INDEX = re.compile(r"\d+")
 class PathLookup(BaseModel):
     """Where a path walk ended: the value found, or the first segment that does not exist and why."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)  # warm runs use none
 
     found: bool
     value: Any = None
