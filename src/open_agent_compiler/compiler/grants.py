@@ -9,7 +9,7 @@ import re
 from collections.abc import Iterable
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict
 
 from open_agent_compiler.errors import OacError
 from open_agent_compiler.model.core.agent import McpServer
