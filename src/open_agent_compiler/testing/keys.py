@@ -2,7 +2,7 @@
 `--explain` can say which one changed."""
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from operator import itemgetter
 from pathlib import Path
 from typing import Any
@@ -148,31 +148,33 @@ FILES_AT = _FIELDS.index("files")  # where a packed KeyParts holds its files
 _field_values = itemgetter(*_FIELDS)
 _set_attribute = object.__setattr__
 
-_TOOL_DIGESTS: dict[int, tuple[ToolDefinition, str]] = {}
+def _once_per_object(memo: dict[int, tuple[Any, str]], value: Any, compute: Callable[[Any], str]) -> str:
+    """`compute(value)` once per object: a frozen model's digest never changes. The memo holds the object, so its
+    id is not reused by another while cached."""
+    known = memo.get(id(value))
+    if known is not None and known[0] is value:
+        return known[1]
+    found = compute(value)
+    memo[id(value)] = (value, found)
+    return found
+
+
+_TOOL_DIGESTS: dict[int, tuple[Any, str]] = {}
+_MODEL_DIGESTS: dict[int, tuple[Any, str]] = {}
+
+
+def _tool_content(tool: ToolDefinition) -> str:
+    # A tool's own tests are not part of what it is: adding a test must not re-run its siblings.
+    return digest_model(tool, exclude={"tool_tests"})
 
 
 def tool_digest(tool: ToolDefinition) -> str:
-    # A tool's own tests are not part of what it is: adding a test must not re-run its siblings.
-    known = _TOOL_DIGESTS.get(id(tool))
-    if known is not None and known[0] is tool:  # frozen model: its digest never changes
-        return known[1]
-    found = digest_model(tool, exclude={"tool_tests"})
-    _TOOL_DIGESTS[id(tool)] = (tool, found)
-    return found
-
-
-_MODEL_DIGESTS: dict[int, tuple[BaseModel, str]] = {}
+    return _once_per_object(_TOOL_DIGESTS, tool, _tool_content)
 
 
 def model_digest(params: BaseModel) -> str:
-    """An agent's model parameters' digest, once per object (frozen: it never changes): the capability tests of
-    one agent share it."""
-    known = _MODEL_DIGESTS.get(id(params))
-    if known is not None and known[0] is params:
-        return known[1]
-    found = digest(params)
-    _MODEL_DIGESTS[id(params)] = (params, found)
-    return found
+    """An agent's model parameters' digest, once per object: the capability tests of one agent share it."""
+    return _once_per_object(_MODEL_DIGESTS, params, digest)
 
 
 def handler_files(tool: ToolDefinition) -> list[str]:
