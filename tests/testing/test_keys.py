@@ -3,6 +3,8 @@
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from open_agent_compiler import (
     AgentDefinition, AgentHeader, AgentRegistry, CompilationConfig, EqualsEvaluator, MockProfile, MockResponse,
@@ -225,3 +227,31 @@ def test_packed_key_parts_unpack_to_the_same_parts(given: dict) -> None:
     assert packed[FILES_AT] is parts.files
     with pytest.raises(Exception):
         again.definition = "other"  # type: ignore[misc]
+
+
+_TEXT = st.text(max_size=8)
+
+
+@settings(max_examples=200, deadline=None)
+@given(definition=_TEXT, target=_TEXT, optional=st.dictionaries(
+    st.sampled_from(["model", "mocks", "access_profile", "variant", "dialect", "invoker", "judge"]),
+    st.one_of(st.none(), _TEXT)), schema=st.one_of(st.none(), _TEXT), files=st.dictionaries(_TEXT, _TEXT, max_size=4),
+    hermetic=st.one_of(st.none(), st.booleans()))
+def test_the_key_and_the_saved_view_are_pydantics(definition: str, target: str, optional: dict, schema: str | None,
+                                                   files: dict, hermetic: bool | None) -> None:
+    """`key()` digests the field values without pydantic's serializer, and `json_view()` (the parts saved for
+    `--explain`) is `model_dump(mode="json")` without it: the same digest, the same dict in the same order, for
+    fresh and for unpacked parts."""
+    import json
+
+    from open_agent_compiler.model.hashing import digest_model
+    from open_agent_compiler.testing.keys import KeyParts
+
+    if schema is not None:
+        optional["schema_version"] = schema
+    parts = KeyParts(definition=definition, target=target, files=files, hermetic=hermetic, **optional)
+    for each in (parts, KeyParts.unpacked(parts.packed())):
+        assert each.key() == digest_model(each)
+        view, dumped = each.json_view(), each.model_dump(mode="json")
+        assert view == dumped and list(view) == list(dumped) and json.dumps(view) == json.dumps(dumped)
+        assert view["files"] is not each.files  # a copy: what is saved is not the parts' own dict

@@ -95,8 +95,12 @@ def digest(value: Any) -> str:
 
 def digest_model(model: BaseModel, exclude: set[str] | None = None) -> str:
     kind = type(model)
-    return digest_bytes(_canonical_bytes((f"{kind.__module__}.{kind.__qualname__}",
-                                          model.model_dump(mode="python", exclude=exclude))))
+    return digest_dumped(f"{kind.__module__}.{kind.__qualname__}", model.model_dump(mode="python", exclude=exclude))
+
+
+def digest_dumped(qualified_name: str, dumped: dict[str, Any]) -> str:
+    """What `digest_model` gives a model of that class whose `model_dump(mode="python")` is `dumped`."""
+    return digest_bytes(_canonical_bytes((qualified_name, dumped)))
 
 
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent

@@ -548,9 +548,10 @@ def test_action(run_id: str, task: Any) -> None | TaskFailed:
         found = (str(plan.root / path) for path in imports if not path.endswith("/"))  # a folder: in the key only
         task.file_dep = {*task.file_dep, *(path for path in found if os.path.isfile(path))}
     finished = now_iso()
+    parts = plan.parts_of(test_id)  # (after `adopt_imports`: the parts of the key saved below)
     # The record is durable before doit can save this test as green (it does that after we return).
     try:
-        append_record(plan, build_record(plan, test_id, outcome, finished, repeat=repeat))
+        append_record(plan, build_record(plan, test_id, outcome, finished, repeat=repeat, parts=parts))
     except ResultsError as exc:  # no record, no green: the run stops here with one line (exit 2)
         raise ResultsLogLost(str(exc)) from None
     # a task's own meta from here on (test tasks start out sharing their plan's): back to doit's main process
@@ -560,9 +561,8 @@ def test_action(run_id: str, task: Any) -> None | TaskFailed:
     if repeat is not None:  # a repeat proves nothing green on its own: the next run runs the test again
         return None
     # Saved by doit as the task's values (returning them would store them a second time as its result).
-    parts = plan.parts_of(test_id)
     task.values.update({"key": plan.keys[test_id], "status": outcome.status, "at": finished,
-                        "duration_s": round(outcome.duration_s, 6), "parts": parts.model_dump(mode="json")})
+                        "duration_s": round(outcome.duration_s, 6), "parts": parts.json_view()})
     if imports:
         task.values["imports"] = imports
     if plan.scopes is not None and not parts.files and test_id in plan.scopes:  # shared: its key is its scope's

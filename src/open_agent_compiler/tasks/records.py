@@ -19,6 +19,7 @@ from open_agent_compiler.testing.results import ResultsLog, TestOutcome, TestRec
 
 if TYPE_CHECKING:
     from open_agent_compiler.tasks.graph import TestPlan
+    from open_agent_compiler.testing.keys import KeyParts
 
 _LOGS: dict[tuple[int, str], ResultsLog] = {}  # (pid, path) → log: a forked worker opens its own descriptor
 BATCH_LINES = 500  # a batch is written when it holds this many records (and at every backend flush)
@@ -80,9 +81,11 @@ def _escaped(value: Any) -> Any:
 
 
 def build_record(plan: "TestPlan", test_id: str, outcome: TestOutcome, finished: str, *, repeat: int | None = None,
-                 repeats: dict[str, Any] | None = None, flaky: bool | None = None) -> TestRecord:
+                 repeats: dict[str, Any] | None = None, flaky: bool | None = None,
+                 parts: "KeyParts | None" = None) -> TestRecord:
+    """`parts`: the test's key parts, when the caller has them (`plan.parts_of(test_id)`)."""
     case = plan.by_id[test_id]
-    parts = plan.parts_of(test_id)
+    parts = parts or plan.parts_of(test_id)
     return TestRecord.of_fields(dict(  # built from our own typed values: no re-validation per test
         timestamp=finished, run_id=plan.run_id, test_id=test_id, test_kind=case.kind, test_name=case.name,
         target_name=case.target_name, status=outcome.status, passed=outcome.status == "pass", score=outcome.score,

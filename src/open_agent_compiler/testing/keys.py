@@ -13,7 +13,7 @@ from open_agent_compiler.model.core.base import SharedFieldsSet
 from open_agent_compiler.model.core.mock import MockResponse
 from open_agent_compiler.model.core.test_model import AgentTest
 from open_agent_compiler.model.core.tool import ToolDefinition
-from open_agent_compiler.model.hashing import digest, digest_bytes, digest_model, source_fingerprint
+from open_agent_compiler.model.hashing import digest, digest_bytes, digest_dumped, digest_model, source_fingerprint
 from open_agent_compiler.model.registry import ResolvedConfig
 from open_agent_compiler.testing.discovery import TestCase
 from open_agent_compiler.testing.judges import uses_judge
@@ -104,7 +104,16 @@ class KeyParts(SharedFieldsSet):
     hermetic: bool | None = None  # set where the test would run a real handler: a pass without --hermetic is not one with it
 
     def key(self) -> str:
-        return digest(self)
+        """`digest(self)`, from its field values as they are: `model_dump(mode="python")` of these plain
+        values (strings, None, a bool, a dict of strings) is a copy of them in field order, the same bytes."""
+        return digest_dumped(_QUALNAME, dict(self.__dict__))
+
+    def json_view(self) -> dict[str, Any]:
+        """`model_dump(mode="json")` without the serializer: its values are already JSON (what is saved for
+        `--explain`)."""
+        view = dict(self.__dict__)
+        view["files"] = dict(view["files"])
+        return view
 
     def packed(self) -> list[Any]:
         """Its values in field order and its fields set: what a plan holds from keying a test to recording it
@@ -144,6 +153,7 @@ class KeyParts(SharedFieldsSet):
 
 
 _FIELDS = tuple(KeyParts.model_fields)
+_QUALNAME = f"{KeyParts.__module__}.{KeyParts.__qualname__}"  # what `digest_model` names a KeyParts by
 FILES_AT = _FIELDS.index("files")  # where a packed KeyParts holds its files
 _field_values = itemgetter(*_FIELDS)
 _set_attribute = object.__setattr__
