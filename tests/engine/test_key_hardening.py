@@ -212,3 +212,21 @@ def test_a_sequence_step_module_the_registry_imported_first_still_keys_its_impor
     proj.edit("seqhelper.py", "N = 1", "N = 2")
     out = run(proj, "nested-callable", "--explain", code=1)
     assert out.startswith(SUMMARY.format(1, 0, 1, 0, 0)) and "file seqhelper.py" in out, out
+
+
+def test_a_test_that_stops_loading_files_is_saved_under_a_key_without_them(proj: Project) -> None:
+    """A test whose last pass loaded project files, and that loads none now, is saved under a key without them
+    (not over files it no longer reads); doit runs it once more (its file_dep set shrank), then it is green."""
+    def saved() -> tuple[dict, str | None]:
+        db = sqlite3.connect(proj.root / ".oac" / "doit-state.sqlite3")
+        parts, imports = db.execute("select parts, imports from doit where task_id like '%::mock-import'").fetchone()
+        db.close()
+        return json.loads(parts), imports
+
+    assert run(proj, "mock-import", code=0).startswith(SUMMARY.format(1, 1, 0, 0, 0))
+    assert set(saved()[0]["files"]) == {"mockhelper.py", "mockmod.py"}
+    proj.edit("agents.py", 'mock=callable_mock("mockmod:answer")', 'mock=MockResponse(fixed_output={"n": 1})')
+    assert run(proj, "mock-import", code=0).startswith(SUMMARY.format(1, 1, 0, 0, 0))  # its definition changed
+    assert saved() == ({**saved()[0], "files": {}}, None)
+    run(proj, "mock-import", code=0)
+    assert run(proj, "mock-import", code=0).startswith(SUMMARY.format(1, 0, 0, 1, 0))  # green: skipped

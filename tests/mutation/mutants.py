@@ -283,7 +283,7 @@ MUTANTS: list[Mutant] = [
       'where project = %s and recorded_at < now() - make_interval(secs => %s)',
       'where project = %s and recorded_at > now() - make_interval(secs => %s)', "prune deleting the recent outcomes"),
     M("S05", "shared", "tasks/graph.py",
-      "if plan.scopes is not None and not parts.files and test_id in plan.scopes:",
+      "if plan.scopes is not None and not parts[\"files\"] and test_id in plan.scopes:",
       "if plan.scopes is not None and test_id in plan.scopes:",
       "a key over files found in the run pushed with its scope"),
 ]

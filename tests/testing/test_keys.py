@@ -255,3 +255,5 @@ def test_the_key_and_the_saved_view_are_pydantics(definition: str, target: str, 
         view, dumped = each.json_view(), each.model_dump(mode="json")
         assert view == dumped and list(view) == list(dumped) and json.dumps(view) == json.dumps(dumped)
         assert view["files"] is not each.files  # a copy: what is saved is not the parts' own dict
+        held = KeyParts.packed_view(each.packed())  # what a test action saves from the plan's packed parts
+        assert held == dumped and list(held) == list(dumped) and held["files"] is not each.files

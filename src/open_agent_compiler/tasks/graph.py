@@ -208,8 +208,11 @@ class TestPlan:
     def adopt_imports(self, test_id: str, imports: list[str]) -> None:
         """Key the test over the project files this run found it loads (a depfile), so the key saved with its
         pass is the key the next run computes from the saved imports."""
+        known = self.keyer.discovered.get(test_id, ())
+        if not imports and not known:  # (most tests: nothing loaded, nothing known)
+            return
         found = [discovered_path(self.root, path) for path in imports]
-        if sorted(found) != sorted(self.keyer.discovered.get(test_id, ())):
+        if sorted(found) != sorted(known):
             self.keyer.rekey(test_id, found)
             self.keys[test_id] = self.parts_of(test_id).key()
 
@@ -548,7 +551,7 @@ def test_action(run_id: str, task: Any) -> None | TaskFailed:
         found = (str(plan.root / path) for path in imports if not path.endswith("/"))  # a folder: in the key only
         task.file_dep = {*task.file_dep, *(path for path in found if os.path.isfile(path))}
     finished = now_iso()
-    parts = plan.parts_of(test_id)  # (after `adopt_imports`: the parts of the key saved below)
+    parts = plan.keyer.view_of(test_id)  # (after `adopt_imports`: the parts of the key saved below)
     # The record is durable before doit can save this test as green (it does that after we return).
     try:
         append_record(plan, build_record(plan, test_id, outcome, finished, repeat=repeat, parts=parts))
@@ -562,10 +565,10 @@ def test_action(run_id: str, task: Any) -> None | TaskFailed:
         return None
     # Saved by doit as the task's values (returning them would store them a second time as its result).
     task.values.update({"key": plan.keys[test_id], "status": outcome.status, "at": finished,
-                        "duration_s": round(outcome.duration_s, 6), "parts": parts.json_view()})
+                        "duration_s": round(outcome.duration_s, 6), "parts": parts})
     if imports:
         task.values["imports"] = imports
-    if plan.scopes is not None and not parts.files and test_id in plan.scopes:  # shared: its key is its scope's
+    if plan.scopes is not None and not parts["files"] and test_id in plan.scopes:  # shared: its key is its scope's
         task.values["scope"] = plan.scopes[test_id]
     return None
 

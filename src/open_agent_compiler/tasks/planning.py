@@ -150,6 +150,11 @@ class Keyer:
         self._parts[test_id] = parts.packed()
         return parts
 
+    def view_of(self, test_id: str) -> dict[str, Any]:
+        """`parts_of(test_id).json_view()`: the parts as saved for `--explain`, without unpacking held parts."""
+        packed = self._parts.get(test_id)
+        return KeyParts.packed_view(packed) if packed is not None else self.parts_of(test_id).json_view()
+
     def files_of(self, test_id: str) -> dict[str, str] | None:
         """The files part of a test keyed afresh in this run (None: its key came from the key cache)."""
         packed = self._parts.get(test_id)

@@ -19,7 +19,6 @@ from open_agent_compiler.testing.results import ResultsLog, TestOutcome, TestRec
 
 if TYPE_CHECKING:
     from open_agent_compiler.tasks.graph import TestPlan
-    from open_agent_compiler.testing.keys import KeyParts
 
 _LOGS: dict[tuple[int, str], ResultsLog] = {}  # (pid, path) → log: a forked worker opens its own descriptor
 BATCH_LINES = 500  # a batch is written when it holds this many records (and at every backend flush)
@@ -82,19 +81,19 @@ def _escaped(value: Any) -> Any:
 
 def build_record(plan: "TestPlan", test_id: str, outcome: TestOutcome, finished: str, *, repeat: int | None = None,
                  repeats: dict[str, Any] | None = None, flaky: bool | None = None,
-                 parts: "KeyParts | None" = None) -> TestRecord:
-    """`parts`: the test's key parts, when the caller has them (`plan.parts_of(test_id)`)."""
+                 parts: dict[str, Any] | None = None) -> TestRecord:
+    """`parts`: the test's key parts as saved (`plan.keyer.view_of(test_id)`), when the caller has them."""
     case = plan.by_id[test_id]
-    parts = parts or plan.parts_of(test_id)
+    parts = parts or plan.keyer.view_of(test_id)
     return TestRecord.of_fields(dict(  # built from our own typed values: no re-validation per test
         timestamp=finished, run_id=plan.run_id, test_id=test_id, test_kind=case.kind, test_name=case.name,
         target_name=case.target_name, status=outcome.status, passed=outcome.status == "pass", score=outcome.score,
         duration_s=round(outcome.duration_s, 6), variant=plan.options.variant,
         access_profile=case.test.access_profile, mock_profile=case.mock_profile, model=plan.model_name(case),
         dialect=plan.options.dialect if case.kind != "tool" else None, config=plan.options.config,
-        agent_state_hash=parts.target, mock_set_hash=parts.mocks, composite_hash=plan.keys[test_id],
+        agent_state_hash=parts["target"], mock_set_hash=parts["mocks"], composite_hash=plan.keys[test_id],
         evidence=[r.model_dump(mode="json") for r in outcome.evidence], skip_reason=outcome.skip_reason,
-        invoker=parts.invoker, turns=[list(calls) for calls in outcome.turns] if case.kind == "agent" else None,
+        invoker=parts["invoker"], turns=[list(calls) for calls in outcome.turns] if case.kind == "agent" else None,
         repeat=repeat, repeats=repeats, flaky=flaky,
     ))
 

@@ -111,7 +111,12 @@ class KeyParts(SharedFieldsSet):
     def json_view(self) -> dict[str, Any]:
         """`model_dump(mode="json")` without the serializer: its values are already JSON (what is saved for
         `--explain`)."""
-        view = dict(self.__dict__)
+        return KeyParts.packed_view([*_field_values(self.__dict__)])
+
+    @staticmethod
+    def packed_view(packed: list[Any]) -> dict[str, Any]:
+        """`json_view()` of the parts `packed` was taken from, without unpacking them."""
+        view = dict(zip(_FIELDS, packed))
         view["files"] = dict(view["files"])
         return view
 
