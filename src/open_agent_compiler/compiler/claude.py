@@ -18,7 +18,7 @@ from open_agent_compiler.compiler.grants import ACTIONS, Action, agent_grants, l
 from open_agent_compiler.compiler.mcp import claude_tool_names, connectable
 from open_agent_compiler.compiler.model_ids import CLAUDE_EFFORT, ModelSettings, agent_model_settings, claude_model
 from open_agent_compiler.compiler.output import ManagedBlock, SettingsFragment
-from open_agent_compiler.compiler.prompt import read_body_facts
+from open_agent_compiler.compiler.prompt import read_body_tools
 from open_agent_compiler.compiler.terms import HarnessTerms
 from open_agent_compiler.errors import OacError
 from open_agent_compiler.model.core.agent import McpServer
@@ -219,7 +219,7 @@ class ClaudeDialect(FileDialect):
             dialect=self.name,
             bash=bash,
             permissions=permissions,
-            tools=read_body_facts(body).tools,
+            tools=read_body_tools(body),
             skills=tuple(skills),
             subagents=tuple(subagents),
             mcp_servers=tuple(server for server, action in server_actions.items() if action == "allow"),

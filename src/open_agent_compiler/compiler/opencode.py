@@ -15,7 +15,7 @@ from open_agent_compiler.compiler.identifiers import check_mcp_server
 from open_agent_compiler.compiler.mcp import allowed_tools, connectable, granted_servers, opencode_server
 from open_agent_compiler.compiler.output import CompiledFile, render_json
 from open_agent_compiler.compiler.model_ids import ModelSettings, agent_model_settings, qualified_model
-from open_agent_compiler.compiler.prompt import read_body_facts
+from open_agent_compiler.compiler.prompt import read_body_tools
 from open_agent_compiler.compiler.terms import HarnessTerms
 from open_agent_compiler.errors import OacError
 from open_agent_compiler.model.core.capabilities import Capabilities
@@ -244,7 +244,7 @@ class OpenCodeDialect(FileDialect):
             dialect=self.name,
             bash=_patterns(rules, "bash"),
             permissions=permissions,
-            tools=read_body_facts(body).tools,
+            tools=read_body_tools(body),
             skills=_allowed_names(rules, "skill"),
             subagents=_allowed_names(rules, "task"),
             mcp_servers=tuple(allowed),

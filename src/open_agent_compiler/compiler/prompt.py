@@ -215,6 +215,31 @@ class BodyFacts(BaseModel):
     permissions: dict[str, Action] = {}
 
 
+_HEADINGS = frozenset((TOOLS, SKILLS, SUBAGENTS, MCP, PERMISSIONS))
+
+
+def read_body_tools(body: str) -> tuple[str, ...]:
+    """`read_body_facts(body).tools`, reading only what decides it: the `### Tool:` lines of the `## Tools`
+    section after the last `## Permissions` line (a read-back of OpenCode and Claude asks only for the tools:
+    ~10 µs an agent against ~160 for every fact). Both begin with "##", as every section heading does."""
+    lines = body.split("\n")
+    last = len(lines) - 1
+    while last >= 0 and lines[last] != PERMISSIONS:
+        last -= 1
+    if last < 0:
+        return ()
+    tools: list[str] = []
+    in_tools = False
+    for line in lines[last + 1 :]:
+        if not line.startswith("##"):
+            continue
+        if line in _HEADINGS:
+            in_tools = line == TOOLS
+        elif in_tools and line.startswith(TOOL_PREFIX):
+            tools.append(line[len(TOOL_PREFIX) :])
+    return tuple(tools)
+
+
 def read_body_facts(body: str) -> BodyFacts:
     lines = body.split("\n")
     starts = [i for i, line in enumerate(lines) if line == PERMISSIONS]
