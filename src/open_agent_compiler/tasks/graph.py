@@ -325,10 +325,14 @@ class TestPlan:
                 if found != "missing" and not label.startswith(("module ", "inputs ")) and not label.endswith("/")]
 
     def model_name(self, case: TestCase) -> str | None:
+        """The model of the agent a test runs on (its record's `model`), once per slot: `resolved` is frozen."""
         if case.slot is None:
             return None
-        params = self.resolved.agent(case.slot).model_parameters
-        return params.model_name if params else None
+        names = self.__dict__.setdefault("_model_names", {})
+        if case.slot not in names:
+            params = self.resolved.agent(case.slot).model_parameters
+            names[case.slot] = params.model_name if params else None
+        return names[case.slot]
 
 
 # What each test task holds itself; everything else of the prototype lives on the plan's task class.

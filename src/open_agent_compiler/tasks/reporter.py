@@ -146,34 +146,33 @@ class OacReporter:
         verbose = plan.options.verbose
         tally = self.tally
         tally.kinds[test_id] = case.kind
-        suffix = timing(case.kind, outcome.duration_s)
         message = ""
         if flaky:
             tally.flaky += 1
             message = outcome.skip_reason or "flaky"
             if outcome.status == "fail":
                 tally.failures.append((test_id, message))
-            self._say(f"  FLAKY {case.name!r}: {message}{suffix}")
+            self._say(f"  FLAKY {case.name!r}: {message}{timing(case.kind, outcome.duration_s)}")
         elif outcome.status == "pass":
             tally.passed += 1
             if verbose:
-                self._say(f"  pass {case.name!r}{suffix}")
+                self._say(f"  pass {case.name!r}{timing(case.kind, outcome.duration_s)}")
         elif outcome.status == "fail":
             tally.failed += 1
             shown = " ".join(outcome.first_failure().split())
             tally.failures.append((test_id, shown))
-            self._say(f"  FAIL {case.name!r}: {shown}{suffix}")
+            self._say(f"  FAIL {case.name!r}: {shown}{timing(case.kind, outcome.duration_s)}")
             if self.stoppable and tally.maxfail and tally.failed >= tally.maxfail:
                 tally.stopped = tally.stopped or f"stopped after {tally.maxfail} failure" + \
                     ("s" if tally.maxfail > 1 else "") + f" (--maxfail {tally.maxfail})"
         elif outcome.status == "skipped":
             tally.skipped += 1
             if verbose:
-                self._say(f"  skip {case.name!r}: {outcome.skip_reason}{suffix}")
+                self._say(f"  skip {case.name!r}: {outcome.skip_reason}{timing(case.kind, outcome.duration_s)}")
         else:
             tally.not_runnable += 1
             if verbose:
-                self._say(f"  not_runnable {case.name!r}: {outcome.skip_reason}{suffix}")
+                self._say(f"  not_runnable {case.name!r}: {outcome.skip_reason}{timing(case.kind, outcome.duration_s)}")
         tally.rows.append((test_id, case.name, "flaky" if flaky else outcome.status, outcome.duration_s,
                            message or (outcome.first_failure() if outcome.status != "pass" else "")))
 

@@ -175,10 +175,11 @@ def http_judge(table: Mapping[str, Any]) -> HttpJudge:
 def uses_judge(test: CapabilityTest | ToolTest | AgentTest) -> bool:
     """Whether a test has an `llm_judge` evaluator (on itself or on one of its turns): its result then depends
     on the judge, so the judge is part of its key."""
+    if any(evaluator.kind == "llm_judge" for evaluator in test.evaluators):
+        return True
     # only agent tests have turns (a model asked for a field it lacks raises inside pydantic: ~10 µs a test)
     turns = test.turns if isinstance(test, AgentTest) else ()
-    evaluators = list(test.evaluators) + [e for turn in turns for e in turn.evaluators]
-    return any(evaluator.kind == "llm_judge" for evaluator in evaluators)
+    return any(evaluator.kind == "llm_judge" for turn in turns for evaluator in turn.evaluators)
 
 
 def judge_key(spec: str | Mapping[str, Any] | None, judge: Any, root: Path) -> str | None:
