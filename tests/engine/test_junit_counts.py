@@ -43,7 +43,7 @@ def test_a_record_says_passed_only_for_a_pass() -> None:
                            mock_profile=None)
     plan = SimpleNamespace(by_id={"tool:echo::t": case}, run_id="r", keys={"tool:echo::t": "k"},
                            options=SimpleNamespace(variant=None, dialect="opencode", config="prod"),
-                           parts_of=lambda _id: SimpleNamespace(target="t", mocks=None, invoker=None),
+                           keyer=SimpleNamespace(view_of=lambda _id: {"target": "t", "mocks": None, "invoker": None}),
                            model_name=lambda _case: None)
     for status, passed in (("pass", True), ("skipped", False), ("not_runnable", False), ("fail", False)):
         record = build_record(plan, "tool:echo::t", TestOutcome(status=status, score=1.0 if passed else 0.0), "now")
