@@ -25,6 +25,13 @@ def test_each_step_alone(quickstart: Project, monkeypatch: pytest.MonkeyPatch) -
     keys = planning.test_keys(cases, resolved, compiled, options, keyer, cache)
     assert keys == {case.test_id: keyer.parts_of(case.test_id).key() for case in cases}
     assert cache.is_file()  # written at the step's edge
+    # the digest memos are let go once every test is keyed (cold peak RSS); keyed again, the same keys
+    from open_agent_compiler.testing import keys as keys_module
+
+    assert not keys_module._TOOL_DIGESTS and not keys_module._MODEL_DIGESTS
+    for case in cases:
+        keyer.forget_parts(case.test_id)
+        assert keyer.parts_of(case.test_id).key() == keys[case.test_id]
     # a discovered dependency changes exactly that test's key
     (quickstart.root / "helper.py").write_text("X = 1\n")
     with_dep = planning.Keyer(resolved, cases, compiled, options,

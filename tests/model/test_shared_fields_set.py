@@ -6,7 +6,7 @@ import pickle
 
 from pydantic import ConfigDict
 
-from open_agent_compiler import CapabilityTest, ToolDefinition
+from open_agent_compiler import CapabilityTest, ToolDefinition, ToolTest
 from open_agent_compiler.model.core.base import Frozen
 from open_agent_compiler.model.core.tool import ToolDefinitionHeader
 from open_agent_compiler.testing.discovery import TestCase
@@ -32,6 +32,24 @@ def test_other_given_fields_keep_their_own_set() -> None:
     assert plain_again.model_fields_set == {"name", "description"}
     assert plain.model_dump(exclude_unset=True) == {"name": "a", "description": "d"}
     assert more.model_dump(exclude_unset=True) == {"name": "b", "description": "d", "usage_explanation_short": "2"}
+
+
+def test_shapes_built_in_turns_each_share_one_set() -> None:
+    headers = [_header(f"h{i}", **({"usage_explanation_short": "2"} if i % 2 else {})) for i in range(6)]
+    assert len({id(h.__pydantic_fields_set__) for h in headers}) == 2
+    assert [h.model_fields_set for h in headers[:2]] == [{"name", "description"},
+                                                         {"name", "description", "usage_explanation_short"}]
+    tests = [CapabilityTest(name=f"c{i}", must_have_bash_patterns=["ls"]) for i in range(3)]
+    tools = [ToolDefinition(header=_header(f"t{i}")) for i in range(3)]
+    cases = []
+    for test, tool in zip(tests, tools, strict=True):  # discovery's order: an agent's capability, then tool tests
+        cases.append(TestCase(test_id=f"capability:s::{test.name}", kind="capability", name=test.name,
+                              target_name="s", where="here", test=test, found_in="s", slot="s"))
+        cases.append(TestCase(test_id=f"tool:{tool.name}::x", kind="tool", name="x", target_name=tool.name,
+                              where="there", test=ToolTest(name="x"), found_in="s", tool=tool))
+    assert len({id(c.__pydantic_fields_set__) for c in cases}) == 2
+    for case in cases:
+        assert case.model_fields_set == set(case.model_dump(exclude_unset=True))
 
 
 def test_copies_with_updates_do_not_touch_the_shared_set() -> None:

@@ -28,7 +28,8 @@ from open_agent_compiler.tasks.shared_session import SharedSession
 from open_agent_compiler.tasks.state_paths import on_state
 from open_agent_compiler.usercode import project_imports
 from open_agent_compiler.testing.discovery import TestCase, discover, select
-from open_agent_compiler.testing.keys import FILES_AT, FileDigests, KeyParts, discovered_path, key_parts
+from open_agent_compiler.testing.keys import (FILES_AT, FileDigests, KeyParts, discovered_path, forget_digests,
+                                               key_parts)
 from open_agent_compiler.testing.results import read_records
 from open_agent_compiler.testing.selection import last_failed, narrow, parse_shard, recorded_durations
 
@@ -219,4 +220,5 @@ def test_keys(cases: list[TestCase], resolved: ResolvedConfig, compiled: Compile
         scopes.update(cache.scope_of)
     with on_state(cache_path, "write the cache"):
         save_key_cache(cache_path, cache)
+    forget_digests()  # every test is keyed (issue 18: cold peak RSS)
     return keys

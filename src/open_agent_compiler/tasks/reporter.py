@@ -16,6 +16,7 @@ from open_agent_compiler.tasks.records import append_record, build_record, close
 from open_agent_compiler.tasks.backend import OacStateDB
 from open_agent_compiler.tasks.annotations import annotate
 from open_agent_compiler.tasks.repeats import Repeats
+from open_agent_compiler.tasks.tally_rows import Row, TallyRows
 from open_agent_compiler.tasks.graph import TEST_GROUP, TestPlan, active_plans, plan_for, retire
 
 
@@ -29,7 +30,7 @@ class RunTally:
         self.skipped = 0
         self.not_runnable = 0
         self.failures: list[tuple[str, str]] = []  # (test id, first failing evidence)
-        self.rows: list[tuple[str, str, str, float, str]] = []  # (test id, name, status, duration, message)
+        self.rows: TallyRows | list[Row] = TallyRows()  # (test id, name, status, duration, message) per test
         self.errors: list[str] = []
         self.kinds: dict[str, str] = {}  # test id → kind, for --durations
         self.flaky = 0

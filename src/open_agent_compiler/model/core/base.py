@@ -6,8 +6,11 @@ from typing import Annotated, Any
 from pydantic import BaseModel, BeforeValidator, ConfigDict
 
 
-# Each instance of the class → the fields set it shares with the instances before it (see `SharedFieldsSet`).
-_SHARED_FIELDS: dict[type, set[str]] = {}
+# Each class → the distinct fields sets its recent instances share, most recently added first (see
+# `SharedFieldsSet`). A few per class: instances of two shapes built in turns (a capability test's case has a
+# slot, a tool test's a tool) each find theirs; one set kept per class held 2,000 sets of two values.
+_SHARED_FIELDS: dict[type, list[set[str]]] = {}
+_KEPT_SETS = 4
 _set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__  # the slot's own setter
 
 
@@ -17,17 +20,23 @@ class SharedFieldsSet(BaseModel):
     pydantic gives every instance its own set of the names it was given: 216 bytes, 728 from five names on. A
     registry of 44,000 definitions and a plan of 5,000 tests held ~17 MB of them, nearly all equal to the set of
     the instance built before. Nothing changes a frozen model's set (`__setattr__` refuses first; `model_copy`
-    and `copy`/`deepcopy` copy the set before they add to it), so an equal set is taken from the class's last
-    instance and the new one let go at once. A subclass that is not frozen keeps its own sets. Read it
+    and `copy`/`deepcopy` copy the set before they add to it), so an equal set is taken from one of the class's
+    recent instances and the new one let go at once. A subclass that is not frozen keeps its own sets. Read it
     (`model_fields_set`), never change it in place."""
 
     def model_post_init(self, context: Any, /) -> None:
         fields = self.__pydantic_fields_set__
-        last = _SHARED_FIELDS.get(type(self))
-        if last == fields:
-            _set_fields_set(self, last)
-        elif self.model_config.get("frozen"):
-            _SHARED_FIELDS[type(self)] = fields
+        recent = _SHARED_FIELDS.get(type(self))
+        if recent is None:
+            if self.model_config.get("frozen"):
+                _SHARED_FIELDS[type(self)] = [fields]
+            return
+        for known in recent:
+            if known == fields:
+                _set_fields_set(self, known)
+                return
+        recent.insert(0, fields)
+        del recent[_KEPT_SETS:]
 
 
 class Frozen(SharedFieldsSet):
