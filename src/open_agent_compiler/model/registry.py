@@ -55,6 +55,17 @@ class ReachableTool(SharedFieldsSet):
     where: str
 
 
+# A model's private attributes (`PrivateAttr`), read and set in place: `self._name` is not in the instance's
+# `__dict__`, so every read raised and caught an AttributeError before pydantic's `__getattr__` found it (~10 µs);
+# a set went through pydantic's `__setattr__`. The dict is pydantic's own store of them (`__pydantic_private__`).
+_private_of = BaseModel.__dict__["__pydantic_private__"].__get__
+
+
+def private_attributes(model: BaseModel) -> dict[str, Any]:
+    """`model`'s private attributes, the dict pydantic keeps them in (read and set in place)."""
+    return _private_of(model)  # type: ignore[no-any-return]
+
+
 def _same_fields(model: BaseModel, other: BaseModel) -> bool:
     """pydantic's equality without the private attributes: those are caches of what the fields determine, so a
     value whose cache is filled equals a fresh one."""
@@ -88,9 +99,12 @@ class ResolvedAgent(SharedFieldsSet):
         same tool objects found at the same places, as `resolve_config` makes them), every tool is already in
         the definition's dump: `tools` is left out of it (a third of an agent's dumped bytes), and a dump
         without a `tools` key is never one of an agent whose tools were given otherwise (that dump has one)."""
-        if self._digest is None:
-            self._digest = digest_model(self, exclude=_TOOLS) if self._tools_derived() else digest_model(self)
-        return self._digest
+        private = _private_of(self)  # (`self._digest` misses the instance first: pydantic's __getattr__, ~10 µs)
+        found = private["_digest"]
+        if found is None:
+            found = private["_digest"] = digest_model(self, exclude=_TOOLS) if self._tools_derived() \
+                else digest_model(self)
+        return found
 
     def _tools_derived(self) -> bool:
         places, tools = reachable_places(self.slot, self.definition), self.tools
@@ -133,9 +147,10 @@ class ResolvedConfig(BaseModel):
         return _same_fields(self, other) if type(other) is type(self) else NotImplemented  # type: ignore[arg-type]
 
     def agent(self, slot: str) -> ResolvedAgent:
-        by_slot = self._by_slot
+        private = _private_of(self)
+        by_slot = private["_by_slot"]
         if by_slot is None:  # built once; a private attribute may be set on a frozen model
-            by_slot = self._by_slot = {agent.slot: agent for agent in self.agents}
+            by_slot = private["_by_slot"] = {agent.slot: agent for agent in self.agents}
         try:
             return by_slot[slot]
         except KeyError:
