@@ -142,6 +142,7 @@ class ResolvedConfig(BaseModel):
     agents: tuple[ResolvedAgent, ...]
     mock_profiles: dict[str, MockProfile]
     _by_slot: dict[str, ResolvedAgent] | None = PrivateAttr(default=None)
+    _tools: tuple[Any, tuple[ReachableTool, ...]] | None = PrivateAttr(default=None)  # (of `agents`, `tools()`)
 
     def __eq__(self, other: object) -> bool:
         return _same_fields(self, other) if type(other) is type(self) else NotImplemented  # type: ignore[arg-type]
@@ -183,12 +184,18 @@ class ResolvedConfig(BaseModel):
         return self[slot] if slot in self else default
 
     def tools(self) -> list[ReachableTool]:
-        """Every reachable tool once, first place found kept."""
-        seen: dict[str, ReachableTool] = {}
-        for agent in self.agents:
-            for reachable in agent.tools:
-                seen.setdefault(reachable.tool.name, reachable)
-        return list(seen.values())
+        """Every reachable tool once, first place found kept. Found once (the model is frozen; a run asks up to
+        three times: script targets, script files, discovery's profile check); each call gets its own list."""
+        private = _private_of(self)
+        agents = self.agents
+        found = private["_tools"]
+        if found is None or found[0] is not agents:  # (a `model_copy` with other agents copies this cache too)
+            seen: dict[str, ReachableTool] = {}
+            for agent in agents:
+                for reachable in agent.tools:
+                    seen.setdefault(reachable.tool.header.name, reachable)
+            found = private["_tools"] = (agents, tuple(seen.values()))
+        return list(found[1])
 
 
 _TOOLS = {"tools"}  # what `ResolvedAgent.content_digest` leaves out when the tools are derived

@@ -43,18 +43,20 @@ class TestCase(SharedFieldsSet):
 
 
 def _tool_cases(agent: ResolvedAgent) -> list[TestCase]:
-    reachable = {r.tool.name: r for r in agent.tools}
     cases = []
     for r in agent.tools:
-        for test in r.tool.tool_tests:
-            if test.tool not in (None, r.tool.name):
-                raise RegistryError(
-                    f"tool test {test.name!r} on tool {r.tool.name!r} names another tool {test.tool!r}"
-                )
-            cases.append(_tool_case(r.tool, test, f"tool {r.tool.name!r} ({r.where})", agent.slot))
+        tool = r.tool
+        if not tool.tool_tests:
+            continue
+        name = tool.name
+        for test in tool.tool_tests:
+            if test.tool not in (None, name):
+                raise RegistryError(f"tool test {test.name!r} on tool {name!r} names another tool {test.tool!r}")
+            cases.append(_tool_case(tool, test, f"tool {name!r} ({r.where})", agent.slot, name))
     scoped = [(t, f"slot {agent.slot!r} tool_tests") for t in agent.definition.tool_tests]
     for skill in agent.definition.skills:
         scoped += [(t, f"slot {agent.slot!r} skill {skill.name!r} tool_tests") for t in skill.tool_tests]
+    reachable = {r.tool.name: r for r in agent.tools} if scoped else {}
     for test, where in scoped:
         if test.tool is None:
             raise RegistryError(f"tool test {test.name!r} in {where} must name its tool (ToolTest.tool)")
@@ -64,9 +66,10 @@ def _tool_cases(agent: ResolvedAgent) -> list[TestCase]:
     return cases
 
 
-def _tool_case(tool: ToolDefinition, test: ToolTest, where: str, found_in: str) -> TestCase:
+def _tool_case(tool: ToolDefinition, test: ToolTest, where: str, found_in: str, name: str | None = None) -> TestCase:
+    name = tool.name if name is None else name
     return TestCase(
-        test_id=f"tool:{tool.name}::{test.name}", kind="tool", name=test.name, target_name=tool.name,
+        test_id=f"tool:{name}::{test.name}", kind="tool", name=test.name, target_name=name,
         where=where, test=test, tool=tool, found_in=found_in,
     )
 
