@@ -67,6 +67,9 @@ class Summary(NamedTuple):
     ignored: str | None
 
 
+_as_summary = tuple.__new__  # a Summary from a tuple of its six columns, in field order
+
+
 def _warn(message: str) -> None:
     print(f"oac: warning: {message}", file=sys.stderr)
 
@@ -179,7 +182,8 @@ class OacStateDB:
         return conn
 
     def _load(self) -> None:
-        self._summaries = {row[0]: Summary(*row[1:]) for row in self._conn.execute(
+        # (each row's columns taken as the Summary as they are: `Summary(*...)` ran a Python __new__ per row)
+        self._summaries = {row[0]: _as_summary(Summary, row[1:]) for row in self._conn.execute(
             "select task_id, green_key, green_at, imports, checker, deps, ignored from doit")}
 
     def _row(self, task_id: str) -> dict[str, Any]:

@@ -39,7 +39,8 @@ class TestCase(SharedFieldsSet):
 
     @property
     def mock_profile(self) -> str | None:
-        return None if isinstance(self.test, CapabilityTest) else self.test.mock_profile
+        test = self.test  # (read once: a pydantic model's attribute is a slow read in 3.11)
+        return None if isinstance(test, CapabilityTest) else test.mock_profile
 
 
 def _tool_cases(agent: ResolvedAgent) -> list[TestCase]:
