@@ -40,3 +40,17 @@ def test_a_copy_with_other_agents_does_not_serve_the_first_answer(tmp_path: Path
     fewer = resolved.model_copy(update={"agents": (smallest,)})
     assert [(r.tool.name, r.where) for r in fewer.tools()] == _walked(fewer)
     assert len(fewer.tools()) < len(resolved.tools())
+
+
+def test_reachable_tools_are_what_validation_gives(tmp_path: Path) -> None:
+    """`resolve_config` builds each ReachableTool without validating it again: equal to the validated one, with
+    the same tool object and fields set."""
+    from open_agent_compiler.model.registry import ReachableTool
+
+    resolved = _ops_desk(tmp_path)
+    for agent in resolved.agents:
+        for reachable in agent.tools:
+            validated = ReachableTool(tool=reachable.tool, where=reachable.where)
+            assert reachable == validated and reachable.tool is validated.tool
+            assert reachable.model_fields_set == validated.model_fields_set == {"tool", "where"}
+            assert reachable.model_dump() == validated.model_dump()
