@@ -54,3 +54,20 @@ def test_reachable_tools_are_what_validation_gives(tmp_path: Path) -> None:
             assert reachable == validated and reachable.tool is validated.tool
             assert reachable.model_fields_set == validated.model_fields_set == {"tool", "where"}
             assert reachable.model_dump() == validated.model_dump()
+
+
+def test_resolved_agents_are_what_validation_gives(tmp_path: Path) -> None:
+    """`resolve_config` builds each ResolvedAgent without validating it again: equal to the validated one (fields,
+    fields set, private attributes, dump, digest), its definition and model the same objects."""
+    from open_agent_compiler.model.registry import ResolvedAgent
+
+    resolved = _ops_desk(tmp_path)
+    for agent in resolved.agents:
+        validated = ResolvedAgent(**{field: getattr(agent, field) for field in ResolvedAgent.model_fields})
+        assert agent == validated and agent.__dict__ == validated.__dict__
+        assert list(agent.__dict__) == list(validated.__dict__)  # field order
+        assert agent.model_fields_set == validated.model_fields_set
+        assert agent.__pydantic_private__ == validated.__pydantic_private__ == {"_digest": None, "_grants": None}
+        assert agent.definition is validated.definition and agent.model_parameters is validated.model_parameters
+        assert agent.model_dump() == validated.model_dump()
+        assert agent.content_digest() == validated.content_digest()

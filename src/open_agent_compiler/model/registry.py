@@ -110,6 +110,23 @@ class ResolvedAgent(SharedFieldsSet):
     def __eq__(self, other: object) -> bool:
         return _same_fields(self, other) if type(other) is type(self) else NotImplemented  # type: ignore[arg-type]
 
+    @classmethod
+    def resolved(cls, slot: str, compiled_name: str, primary: bool, agent_name: str, definition: AgentDefinition,
+                 model_parameters: ModelParameters | None, subagents: tuple[str, ...],
+                 tools: tuple[ReachableTool, ...], postfix: str, also_compile_as_primary: bool) -> "ResolvedAgent":
+        """What `ResolvedAgent(...)` with every field given makes (the same objects, fields set and private
+        attributes), without validating what `resolve_config` takes from validated registrations and forms
+        itself: ~44,000 instructions an agent."""
+        agent = _new_model(cls)
+        _set_attribute(agent, "__dict__", {
+            "slot": slot, "compiled_name": compiled_name, "primary": primary, "agent_name": agent_name,
+            "definition": definition, "model_parameters": model_parameters, "subagents": subagents, "tools": tools,
+            "postfix": postfix, "also_compile_as_primary": also_compile_as_primary})
+        _set_attribute(agent, "__pydantic_fields_set__", _EVERY_AGENT_FIELD)
+        _set_attribute(agent, "__pydantic_extra__", None)
+        _set_attribute(agent, "__pydantic_private__", {"_digest": None, "_grants": None})
+        return agent
+
     def content_digest(self) -> str:
         """Digest of this slot's whole resolved content, computed once (the model is frozen); the render memo
         and the test-key cache both start from it. When `tools` is what the slot and the definition give (the
@@ -146,6 +163,9 @@ class ResolvedAgent(SharedFieldsSet):
             model_parameters=self.model_parameters,
             also_compile_as_primary=self.also_compile_as_primary,
         )
+
+
+_EVERY_AGENT_FIELD = set(ResolvedAgent.model_fields)  # the fields set of every resolved agent (never changed in place)
 
 
 class ResolvedConfig(BaseModel):
@@ -488,7 +508,7 @@ class AgentRegistry:
                     )
                 unique.setdefault(tool_name, reachable)
             agents.append(
-                ResolvedAgent(
+                ResolvedAgent.resolved(
                     slot=slot_name,
                     compiled_name=check_segment(slot_name + postfix, "compiled agent name"),
                     primary=slot_name == PRIMARY_SLOT,
