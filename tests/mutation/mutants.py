@@ -94,7 +94,7 @@ MUTANTS: list[Mutant] = [
     M("K11", "keys", "testing/keys.py", 'how = " (no longer read)" if path not in value else ""',
       'how = " (no longer read)" if path not in old else ""', "--explain mislabelling a file that left the key"),
     M("K12", "keys", "testing/key_cache.py",
-      'key = known.get(case.test_id) if case.test_id not in pinned else None', 'key = known.get(case.test_id)',
+      'key = known.get(test_id) if test_id not in pinned else None', 'key = known.get(test_id)',
       "key cache serving a cached key to a test with discovered files"),
     M("K13", "keys", "testing/key_cache.py", 'sorted((n, profiles[n]) for n in names),\n                            dialect, variant,',
       'sorted((n, profiles[n]) for n in names),\n                            variant,',
@@ -126,7 +126,7 @@ MUTANTS: list[Mutant] = [
     # tasks ---------------------------------------------------------------------------------------------------------
     M("T01", "tasks", "tasks/graph.py", '''    return safe if safe == raw else f"{safe}~{xxhash.xxh32_hexdigest(raw.encode('utf-8', 'surrogatepass'))}"''',
       '    return safe', "task_name without its digest suffix (`a b` and `a_b` collide)"),
-    M("T02", "tasks", "tasks/graph.py", 'task.task_dep = after_compile if case.kind == "agent" else none',
+    M("T02", "tasks", "tasks/graph.py", 'task.task_dep = after_compile if agent_test else none',
       'task.task_dep = none', "an agent test without files losing its task_dep on the compile task"),
     M("T03", "tasks", "tasks/graph.py", 'if not self.options.force and self.green_at(name, case.test_id) is not None:',
       'if self.options.force and self.green_at(name, case.test_id) is not None:',

@@ -31,7 +31,7 @@ class Dialect(Protocol):
     skills_dir: str
 
     def compile(self, resolved: ResolvedConfig, *, source_root: Path | None = None,
-                memo: RenderMemo | None = None) -> CompiledOutput: ...
+                memo: RenderMemo | None = None, with_warnings: bool = True) -> CompiledOutput: ...
 
     def parse_agent(self, path: str, data: bytes) -> tuple[dict[str, Any], str]:
         """(config, body) of one compiled agent file; an OacError naming `path` when it cannot be read."""
@@ -158,7 +158,10 @@ class FileDialect:
                            lambda: self.render_agent(plan_agent(agent, descriptions, self.terms, servers)))
 
     def compile(self, resolved: ResolvedConfig, *, source_root: Path | None = None,
-                memo: RenderMemo | None = None) -> CompiledOutput:
+                memo: RenderMemo | None = None, with_warnings: bool = True) -> CompiledOutput:
+        """`with_warnings=False`: the output's `warnings` stay empty (a caller that reads only the files: `oac
+        test`). They are messages derived from each agent (model settings, features, definition problems) that
+        raise nothing a rendered agent did not (agent_grants is the render's own, computed once per agent)."""
         resolved = with_primary_twins(resolved)
         descriptions = agent_descriptions(resolved)
         servers = tuple(granted_servers(resolved.agents))
@@ -172,11 +175,13 @@ class FileDialect:
         files += script_files(resolved, source_root)
         files += self.extra_files(resolved.agents)
         settings, blocks = self.extras(resolved.agents)
-        warnings = tuple(warning for agent in resolved.agents
-                         for warning in (*self.model_settings(agent).warnings, *self.feature_warnings(agent),
-                                         *(f"{self.name}: agent {agent.compiled_name!r}: {problem}"
-                                           for problem in definition_problems(agent))))
-        warnings += tuple(self.config_warnings(resolved.agents))
+        warnings: tuple[str, ...] = ()
+        if with_warnings:
+            warnings = tuple(warning for agent in resolved.agents
+                             for warning in (*self.model_settings(agent).warnings, *self.feature_warnings(agent),
+                                             *(f"{self.name}: agent {agent.compiled_name!r}: {problem}"
+                                               for problem in definition_problems(agent))))
+            warnings += tuple(self.config_warnings(resolved.agents))
         return CompiledOutput(dialect=self.name, files=tuple(files), settings=settings, blocks=blocks,
                               warnings=warnings)
 

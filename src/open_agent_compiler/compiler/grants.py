@@ -14,7 +14,7 @@ from pydantic import ConfigDict
 from open_agent_compiler.errors import OacError
 from open_agent_compiler.model.core.agent import McpServer
 from open_agent_compiler.model.core.base import SharedFieldsSet
-from open_agent_compiler.model.registry import ResolvedAgent
+from open_agent_compiler.model.registry import ResolvedAgent, private_attributes
 
 Action = Literal["allow", "ask", "deny"]
 ACTIONS: tuple[Action, ...] = ("allow", "ask", "deny")  # least to most restrictive
@@ -95,9 +95,10 @@ def agent_grants(agent: ResolvedAgent) -> AgentGrants:
     """What `agent` may do. Computed once per agent object (a frozen model; copies are validated anew, see
     `expand._copy`): a compile asks for it while planning the body and again for warnings and settings (Claude
     Code: four times an agent, also when the render memo serves the file)."""
-    grants = agent._grants
+    private = private_attributes(agent)
+    grants = private["_grants"]
     if grants is None:
-        grants = agent._grants = _agent_grants(agent)
+        grants = private["_grants"] = _agent_grants(agent)
     return grants
 
 

@@ -54,6 +54,34 @@ class ReachableTool(SharedFieldsSet):
     tool: ToolDefinition
     where: str
 
+    @classmethod
+    def found(cls, tool: ToolDefinition, where: str) -> "ReachableTool":
+        """What `ReachableTool(tool=tool, where=where)` gives (the same objects, the same fields set), without
+        validating a tool taken from a validated definition and the place `resolve_config` formats: ~13,000
+        instructions a tool, 3,000 tools in the benchmark's config."""
+        reachable = _new_model(cls)
+        _set_attribute(reachable, "__dict__", {"tool": tool, "where": where})
+        _set_attribute(reachable, "__pydantic_fields_set__", _TOOL_AND_WHERE)
+        _set_attribute(reachable, "__pydantic_extra__", None)
+        _set_attribute(reachable, "__pydantic_private__", None)
+        return reachable
+
+
+_new_model = object.__new__
+_set_attribute = object.__setattr__
+_TOOL_AND_WHERE = {"tool", "where"}  # the fields set every ReachableTool shares (never changed in place)
+
+
+# A model's private attributes (`PrivateAttr`), read and set in place: `self._name` is not in the instance's
+# `__dict__`, so every read raised and caught an AttributeError before pydantic's `__getattr__` found it (~10 µs);
+# a set went through pydantic's `__setattr__`. The dict is pydantic's own store of them (`__pydantic_private__`).
+_private_of = BaseModel.__dict__["__pydantic_private__"].__get__
+
+
+def private_attributes(model: BaseModel) -> dict[str, Any]:
+    """`model`'s private attributes, the dict pydantic keeps them in (read and set in place)."""
+    return _private_of(model)  # type: ignore[no-any-return]
+
 
 def _same_fields(model: BaseModel, other: BaseModel) -> bool:
     """pydantic's equality without the private attributes: those are caches of what the fields determine, so a
@@ -82,15 +110,35 @@ class ResolvedAgent(SharedFieldsSet):
     def __eq__(self, other: object) -> bool:
         return _same_fields(self, other) if type(other) is type(self) else NotImplemented  # type: ignore[arg-type]
 
+    @classmethod
+    def resolved(cls, slot: str, compiled_name: str, primary: bool, agent_name: str, definition: AgentDefinition,
+                 model_parameters: ModelParameters | None, subagents: tuple[str, ...],
+                 tools: tuple[ReachableTool, ...], postfix: str, also_compile_as_primary: bool) -> "ResolvedAgent":
+        """What `ResolvedAgent(...)` with every field given makes (the same objects, fields set and private
+        attributes), without validating what `resolve_config` takes from validated registrations and forms
+        itself: ~44,000 instructions an agent."""
+        agent = _new_model(cls)
+        _set_attribute(agent, "__dict__", {
+            "slot": slot, "compiled_name": compiled_name, "primary": primary, "agent_name": agent_name,
+            "definition": definition, "model_parameters": model_parameters, "subagents": subagents, "tools": tools,
+            "postfix": postfix, "also_compile_as_primary": also_compile_as_primary})
+        _set_attribute(agent, "__pydantic_fields_set__", _EVERY_AGENT_FIELD)
+        _set_attribute(agent, "__pydantic_extra__", None)
+        _set_attribute(agent, "__pydantic_private__", {"_digest": None, "_grants": None})
+        return agent
+
     def content_digest(self) -> str:
         """Digest of this slot's whole resolved content, computed once (the model is frozen); the render memo
         and the test-key cache both start from it. When `tools` is what the slot and the definition give (the
         same tool objects found at the same places, as `resolve_config` makes them), every tool is already in
         the definition's dump: `tools` is left out of it (a third of an agent's dumped bytes), and a dump
         without a `tools` key is never one of an agent whose tools were given otherwise (that dump has one)."""
-        if self._digest is None:
-            self._digest = digest_model(self, exclude=_TOOLS) if self._tools_derived() else digest_model(self)
-        return self._digest
+        private = _private_of(self)  # (`self._digest` misses the instance first: pydantic's __getattr__, ~10 µs)
+        found = private["_digest"]
+        if found is None:
+            found = private["_digest"] = digest_model(self, exclude=_TOOLS) if self._tools_derived() \
+                else digest_model(self)
+        return found
 
     def _tools_derived(self) -> bool:
         places, tools = reachable_places(self.slot, self.definition), self.tools
@@ -117,6 +165,9 @@ class ResolvedAgent(SharedFieldsSet):
         )
 
 
+_EVERY_AGENT_FIELD = set(ResolvedAgent.model_fields)  # the fields set of every resolved agent (never changed in place)
+
+
 class ResolvedConfig(BaseModel):
     """The filled slots of a config. Also reads like the public package's result, a mapping slot -> AgentVariant:
     `resolved["primary"].agent_definition`, `resolved.items()`, `for slot in resolved`."""
@@ -128,14 +179,16 @@ class ResolvedConfig(BaseModel):
     agents: tuple[ResolvedAgent, ...]
     mock_profiles: dict[str, MockProfile]
     _by_slot: dict[str, ResolvedAgent] | None = PrivateAttr(default=None)
+    _tools: tuple[Any, tuple[ReachableTool, ...]] | None = PrivateAttr(default=None)  # (of `agents`, `tools()`)
 
     def __eq__(self, other: object) -> bool:
         return _same_fields(self, other) if type(other) is type(self) else NotImplemented  # type: ignore[arg-type]
 
     def agent(self, slot: str) -> ResolvedAgent:
-        by_slot = self._by_slot
+        private = _private_of(self)
+        by_slot = private["_by_slot"]
         if by_slot is None:  # built once; a private attribute may be set on a frozen model
-            by_slot = self._by_slot = {agent.slot: agent for agent in self.agents}
+            by_slot = private["_by_slot"] = {agent.slot: agent for agent in self.agents}
         try:
             return by_slot[slot]
         except KeyError:
@@ -168,12 +221,18 @@ class ResolvedConfig(BaseModel):
         return self[slot] if slot in self else default
 
     def tools(self) -> list[ReachableTool]:
-        """Every reachable tool once, first place found kept."""
-        seen: dict[str, ReachableTool] = {}
-        for agent in self.agents:
-            for reachable in agent.tools:
-                seen.setdefault(reachable.tool.name, reachable)
-        return list(seen.values())
+        """Every reachable tool once, first place found kept. Found once (the model is frozen; a run asks up to
+        three times: script targets, script files, discovery's profile check); each call gets its own list."""
+        private = _private_of(self)
+        agents = self.agents
+        found = private["_tools"]
+        if found is None or found[0] is not agents:  # (a `model_copy` with other agents copies this cache too)
+            seen: dict[str, ReachableTool] = {}
+            for agent in agents:
+                for reachable in agent.tools:
+                    seen.setdefault(reachable.tool.header.name, reachable)
+            found = private["_tools"] = (agents, tuple(seen.values()))
+        return list(found[1])
 
 
 _TOOLS = {"tools"}  # what `ResolvedAgent.content_digest` leaves out when the tools are derived
@@ -193,7 +252,7 @@ def _tool_places(slot: str, definition: AgentDefinition) -> Iterator[tuple[ToolD
 
 def _agent_tools(slot: str, definition: AgentDefinition) -> Iterator[ReachableTool]:
     for tool, where in _tool_places(slot, definition):
-        yield ReachableTool(tool=tool, where=where)
+        yield ReachableTool.found(tool, where)
 
 
 def reachable_places(slot: str, definition: AgentDefinition) -> list[tuple[ToolDefinition, str]]:
@@ -438,19 +497,18 @@ class AgentRegistry:
                         f"in template {template.name!r}"
                     )
                 subagents.append(slots[0] + postfix)
-            tools = list(_agent_tools(slot_name, registered.definition))
-            for reachable in tools:
-                first = seen_tools.setdefault(reachable.tool.name, reachable)
+            unique: dict[str, ReachableTool] = {}  # the first place of each name, in order
+            for reachable in _agent_tools(slot_name, registered.definition):
+                tool_name = reachable.tool.header.name
+                first = seen_tools.setdefault(tool_name, reachable)
                 if first is not reachable and first.tool != reachable.tool:
                     raise RegistryError(
-                        f"config {name!r}: two different tools are named {reachable.tool.name!r}: "
+                        f"config {name!r}: two different tools are named {tool_name!r}: "
                         f"{first.where} and {reachable.where}"
                     )
-            unique: dict[str, ReachableTool] = {}  # the first place of each name, in order
-            for reachable in tools:
-                unique.setdefault(reachable.tool.name, reachable)
+                unique.setdefault(tool_name, reachable)
             agents.append(
-                ResolvedAgent(
+                ResolvedAgent.resolved(
                     slot=slot_name,
                     compiled_name=check_segment(slot_name + postfix, "compiled agent name"),
                     primary=slot_name == PRIMARY_SLOT,

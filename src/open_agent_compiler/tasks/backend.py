@@ -73,6 +73,7 @@ class Summary(NamedTuple):
 # doit checks those tasks after the flush that commits them.
 _ON_DISK = Summary(None, None, None, None, None, None)
 _SUMMARY_SQL = "select green_key, green_at, imports, checker, deps, ignored from doit where task_id = ?"
+_as_summary = tuple.__new__  # a Summary from a tuple of its six columns, in field order
 
 
 def _warn(message: str) -> None:
@@ -187,7 +188,8 @@ class OacStateDB:
         return conn
 
     def _load(self) -> None:
-        self._summaries = {row[0]: Summary(*row[1:]) for row in self._conn.execute(
+        # (each row's columns taken as the Summary as they are: `Summary(*...)` ran a Python __new__ per row)
+        self._summaries = {row[0]: _as_summary(Summary, row[1:]) for row in self._conn.execute(
             "select task_id, green_key, green_at, imports, checker, deps, ignored from doit")}
 
     def _summary(self, task_id: str) -> Summary | None:

@@ -90,9 +90,19 @@ class GreenCheck:
 
     def __init__(self, plan: "TestPlan") -> None:
         self.plan = plan
+        self.last: tuple[str, str | None] = ("", None)  # (task name, green_at) of the last check: its report's
 
     def __call__(self, task: Any) -> bool:
-        return self.plan.green_at(task.name, self.plan.test_ids[task.name]) is not None
+        name = task.name
+        at = self.plan.green_at(name, self.plan.test_ids[name])
+        self.last = (name, at)
+        return at is not None
+
+    def last_green_at(self, name: str) -> str | None:
+        """What the check of task `name` just found, when it was the last one checked (doit reports a task
+        skipped right after checking it), else asked anew."""
+        last_name, at = self.last
+        return at if last_name == name else self.plan.green_at(name, self.plan.test_ids[name])
 
     def __repr__(self) -> str:  # what `doit info` prints when the check fails
         return "oac key check: the test's key is not the key of a passing run (`oac test --explain` says which part)"
@@ -128,7 +138,7 @@ class TestPlan:
         judge = planning.bounded(options, f"judge {options.judge!r}", load_judge, options.judge, self.root)
         self.judge_key = judge_key(options.judge, judge, self.root)  # part of the keys of tests with llm_judge
         self.by_id = {case.test_id: case for case in self.cases}
-        self.names = {case.test_id: f"{TEST_GROUP}:{task_name(options.config, case.test_id)}" for case in self.cases}
+        self.names = {test_id: f"{TEST_GROUP}:{task_name(options.config, test_id)}" for test_id in self.by_id}
         self.test_ids = {name: test_id for test_id, name in self.names.items()}
         if self.shared is not None:
             self.shared.open(list(self.test_ids))
@@ -270,19 +280,22 @@ class TestPlan:
         after_compile = [self.compile_task]
         always_run = [(False, None, None)]  # a repeat: never green-skipped
         repeats = self.repeat_names()
+        names = self.names
         for case in self.cases:
-            for name in repeats.get(case.test_id) or (self.names[case.test_id],):
+            test_id = case.test_id  # (read once: a pydantic model's attribute is a slow read in 3.11)
+            agent_test = case.kind == "agent"
+            for name in repeats.get(test_id) or (names[test_id],):
                 task = test_task.__new__(test_task)
-                files = self.file_dep(case.test_id)
+                files = self.file_dep(test_id)
                 task.__dict__.update(name=name, meta=meta, values={})  # (its doc: made when asked)
                 if name in self.repeat_of:
                     task.uptodate = always_run
                 if files:  # doit may add implicit task_dep to a task whose file_dep another task makes
                     task.file_dep = set(files)
-                    task.task_dep = [self.compile_task] if case.kind == "agent" else []
+                    task.task_dep = [self.compile_task] if agent_test else []
                 else:
                     task.file_dep = no_files
-                    task.task_dep = after_compile if case.kind == "agent" else none
+                    task.task_dep = after_compile if agent_test else none
                 group.task_dep.append(name)
                 yield task
         # The group last: doit's dispatcher then makes each test's node when the test's turn comes (the group

@@ -276,18 +276,21 @@ class OacReporter:
                 self._say(f"-- {task.title()}")
             return
         plan, test_id = info
-        self._skipped(plan, test_id, plan.green_at(task.name, test_id) or "an earlier run")
+        self._skipped(plan, test_id, plan.green_check.last_green_at(task.name) or "an earlier run")
 
     def _skipped(self, plan: TestPlan, test_id: str, at: str) -> None:
-        self.tally.skipped += 1
-        name = plan.by_id[test_id].name
-        self.tally.rows.append((test_id, name, "skipped", 0.0, f"matches green run from {at}"))
-        self.tally.kinds[test_id] = plan.by_id[test_id].kind
-        if plan.options.shard:  # a shard's results say what became of each of its tests (see testing.merge)
+        tally = self.tally
+        tally.skipped += 1
+        case = plan.by_id[test_id]
+        name, kind = case.name, case.kind  # (each read once: a pydantic model's attribute is a slow read in 3.11)
+        tally.rows.append((test_id, name, "skipped", 0.0, f"matches green run from {at}"))
+        tally.kinds[test_id] = kind
+        options = plan.options
+        if options.shard:  # a shard's results say what became of each of its tests (see testing.merge)
             self._append(plan, build_record(plan, test_id, TestOutcome(
                 status="skipped", score=1.0, skip_reason=f"green: key unchanged since {at}"), now_iso()))
-        if plan.options.verbose or plan.options.explain:
-            self._say(f"  skip {name!r}: matches green run from {at}{timing(plan.by_id[test_id].kind, None)}")
+        if options.verbose or options.explain:
+            self._say(f"  skip {name!r}: matches green run from {at}{timing(kind, None)}")
 
     def skip_ignore(self, task: Any) -> None:
         info = self._test_info(task)

@@ -45,7 +45,7 @@ class KeyCache:
             found = by_agent.get(agent.slot, [])
             if not found:
                 continue
-            names = {case.mock_profile for case in found if case.mock_profile}
+            names = {name for case in found if (name := case.mock_profile)}
             for name in names:
                 if name not in profiles:  # (`names - profiles.keys()` would copy every key, once per agent)
                     profiles[name] = digest(resolved.mock_profiles[name])
@@ -54,15 +54,17 @@ class KeyCache:
                             dialect, variant, invoker, judge])
             known = self.entries.get(scope, {})
             kept: dict[str, str] = {}
+            scope_of = self.scope_of
             for case in found:
-                key = known.get(case.test_id) if case.test_id not in pinned else None
+                test_id = case.test_id  # (read once: a pydantic model's attribute is a slow read in 3.11)
+                key = known.get(test_id) if test_id not in pinned else None
                 if key is None:
-                    parts = parts_of(case.test_id)
+                    parts = parts_of(test_id)
                     key = parts.key()
                     if parts.files:  # keyed afresh every run
-                        keys[case.test_id] = key
+                        keys[test_id] = key
                         continue
-                keys[case.test_id] = kept[case.test_id] = key
-                self.scope_of[case.test_id] = scope
+                keys[test_id] = kept[test_id] = key
+                scope_of[test_id] = scope
             self.kept[scope] = kept
         return keys
