@@ -5,7 +5,9 @@ worker's last result, so each test pays a round trip through two queues and the 
 ~0.45 ms per test with 10 ms tests, about 5 % of the run). Here up to `AHEAD` jobs per worker wait in the job
 queue, so a worker starts its next test at once while the main process records the last one. Dispatch order,
 dependencies (a capability test waits for its compile task: the dispatcher answers "hold on"), reporting and
-saving all stay doit's: only the loop that feeds the queue differs.
+saving all stay doit's: only the loop that feeds the queue differs. A task may leave the bookkeeping after its
+action to the main process (`main_concludes`, `conclude()`: a test's key, record and values), which has time
+while the workers run.
 
 Both queues stay doit's `multiprocessing.Queue` (a feeder thread per writer). Tried: a worker writing its results
 to the pipe itself (`multiprocessing.SimpleQueue`): its next job's `get` fell from a median 280 µs to 55 µs and
@@ -18,11 +20,21 @@ from types import GeneratorType
 from typing import Any
 
 import doit.cmd_run
+from doit.exceptions import TaskError
 from doit.runner import JobHold, MReporter, MRunner, Runner
 
 from open_agent_compiler.tasks.gc_tuning import executing
 
 AHEAD = 2
+
+_in_worker = False  # set in each worker of `PrefetchingRunner`
+
+
+def main_concludes() -> bool:
+    """True in a `-n` worker of ours: a task's action may leave the bookkeeping after its work to doit's main
+    process, which calls the task's `conclude()` when it takes the result, before doit saves it (a test's key,
+    record and values: ~0.5 ms a test off the worker's path, done while the main process waits anyway)."""
+    return _in_worker
 
 
 class StopWhenTold:
@@ -132,6 +144,8 @@ class PrefetchingRunner(StopWhenTold, MRunner):
     _announces: Callable[[Any], bool] | None = None  # in a worker: its forked reporter's `announces`, if any
 
     def execute_task_subprocess(self, job_q: Any, result_q: Any, reporter_class: Any) -> None:
+        global _in_worker
+        _in_worker = True
         self._announces = getattr(self.reporter, "announces", None)  # (the reporter the worker forked with)
         super().execute_task_subprocess(job_q, result_q, reporter_class)
 
@@ -139,6 +153,22 @@ class PrefetchingRunner(StopWhenTold, MRunner):
         if self._announces is not None and isinstance(self.reporter, MReporter):  # doit's, set for this worker
             self.reporter = StartsWhenTold(self.reporter, self._announces)
         return super().execute_task(task)
+
+    def _process_result(self, node: Any, task: Any, result: dict[str, Any]) -> None:
+        """doit's, with the task's `conclude()` (if it has one) between taking the worker's result and saving it."""
+        task.update_from_pickle(result["task"])
+        for action, output in zip(task.actions, result["out"]):
+            action.out = output
+        for action, output in zip(task.actions, result["err"]):
+            action.err = output
+        failure = result.get("failure")
+        conclude = getattr(task, "conclude", None)
+        if failure is None and conclude is not None:
+            try:
+                failure = conclude()
+            except Exception as exc:  # noqa: BLE001 - as doit's action would: this task errs, the run goes on
+                failure = TaskError("PythonAction Error", exc)
+        self.process_task_result(node, failure)
 
     def run_tasks(self, task_dispatcher: Any) -> None:
         result_q = self.Queue()
