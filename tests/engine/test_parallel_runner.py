@@ -189,3 +189,46 @@ def test_a_task_that_leaves_its_conclusion_to_the_main_process_is_concluded_ther
         else:
             assert code == 0 and results == {"good": "success", "bad": "success"}
             assert values["concluded_in"] == values["ran_in"] != main_pid
+
+
+CHAIN = '''
+import sys
+from doit.cmd_base import ModuleTaskLoader
+from doit.doit_cmd import DoitMain
+
+import open_agent_compiler.tasks.signals  # noqa: F401 - workers die with this process (a hang is killed whole)
+from open_agent_compiler.tasks.parallel import prefetching_runner
+from open_agent_compiler.testing.deadline import Deadline
+
+root = sys.argv[1]
+
+
+def step(name):
+    Deadline(30).run(lambda: None)  # a test's body: a held result may be written meanwhile
+    with open(root + "/ran.log", "a") as handle:
+        handle.write(name + "\\n")
+
+
+def task_chain():
+    for i in range(4):
+        yield {"name": str(i), "actions": [(step, [str(i)])], "verbosity": 0,
+               **({"task_dep": [f"chain:{i - 1}"]} if i else {})}
+
+
+with prefetching_runner():
+    sys.exit(DoitMain(ModuleTaskLoader({"task_chain": task_chain, "DOIT_CONFIG": {
+        "dep_file": root + "/state.db", "backend": "sqlite3", "verbosity": 0}})).run(["run", "-n", "2", "-P", "process"]))
+'''
+
+
+def test_a_worker_writes_its_held_result_before_waiting_for_a_job_that_needs_it(tmp_path: Path) -> None:
+    """Each task depends on the one before: the next job exists only once the main process has the last result,
+    which the worker still holds (written while its next test runs). It writes it before it waits for a job."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "chain.py"
+    script.write_text(CHAIN)
+    done = subprocess.run([sys.executable, str(script), str(tmp_path)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "ran.log").read_text().split() == ["0", "1", "2", "3"]

@@ -102,6 +102,8 @@ class Deadline:
                 _current.stack = []
 
         _Carrier.take().carry(body, done, f"oac-deadline-{what or 'run'}")
+        if getattr(_current, "meanwhile", None):
+            _do_meanwhile()
         if not done.wait(self.remaining()) and not done.is_set():
             self.expire()
             timed_out = self.error(self.message(what))
@@ -160,6 +162,22 @@ class _Carrier:
 
 
 os.register_at_fork(after_in_child=_Carrier.forget_all)
+
+
+def meanwhile(work: Callable[[], None]) -> None:
+    """Have the calling thread do `work` during its next `Deadline.run`, once the body has been handed off (a
+    `-n` worker writes the last test's result while the next test runs, instead of before it starts). `work`
+    must not raise. What no run picked up is the caller's to do (`_do_meanwhile`, or its own call)."""
+    pending = getattr(_current, "meanwhile", None)
+    if pending is None:
+        pending = _current.meanwhile = []
+    pending.append(work)
+
+
+def _do_meanwhile() -> None:
+    pending = _current.meanwhile
+    while pending:
+        pending.pop(0)()
 
 
 def current() -> Deadline | None:
