@@ -135,3 +135,100 @@ def test_jobs_and_results_larger_than_a_pipe_get_through(tmp_path: Path) -> None
 def _run_tasks(tasks: dict, jobs: int) -> int:
     with prefetching_runner():
         return DoitMain(ModuleTaskLoader(tasks)).run(["run", "--continue", "-n", str(jobs), "-P", "process"])
+
+
+def test_a_task_that_leaves_its_conclusion_to_the_main_process_is_concluded_there_before_doit_saves_it(
+        tmp_path: Path) -> None:
+    """A worker of ours runs the action (`main_concludes()` is true there); the main process then calls the task's
+    `conclude()` on the result before doit saves it: its values are saved, and the failure it returns is the
+    task's. doit's own runner never asks: there the action concludes itself."""
+    import os
+
+    from doit.exceptions import TaskFailed
+    from doit.task import Task
+
+    from open_agent_compiler.tasks.parallel import main_concludes
+
+    main_pid = os.getpid()
+
+    class Concluded(Task):
+        def conclude(self):
+            ran = self.meta.pop("ran", None)
+            if ran is None:
+                return None
+            self.values.update({"ran_in": ran, "concluded_in": os.getpid()})
+            return TaskFailed("concluded as failed") if self.name == "bad" else None
+
+    def act(task) -> None:
+        if main_concludes():
+            task.meta = {**task.meta, "ran": os.getpid()}
+        else:
+            task.values.update({"ran_in": os.getpid(), "concluded_in": os.getpid()})
+
+    def tasks(root: Path) -> dict:
+        def made(name: str):
+            return lambda: Concluded(name, [(act,)], meta={}, verbosity=0)
+        return {"task_good": made("good"), "task_bad": made("bad"),
+                "DOIT_CONFIG": {"dep_file": str(root / "state.db"), "backend": "sqlite3", "verbosity": 0}}
+
+    for root, prefetch in ((tmp_path / "ours", True), (tmp_path / "doits", False)):
+        root.mkdir()
+        argv = ["run", "--continue", "-n", "2", "-P", "process", "--reporter", "json",
+                "--output-file", str(root / "report.json")]
+        if prefetch:
+            with prefetching_runner():
+                code = DoitMain(ModuleTaskLoader(tasks(root))).run(argv)
+        else:
+            code = DoitMain(ModuleTaskLoader(tasks(root))).run(argv)
+        report = json.loads((root / "report.json").read_text())
+        results = {task["name"]: task["result"] for task in report["tasks"]}
+        values = Dependency(SqliteDB, str(root / "state.db")).get_values("good")
+        if prefetch:
+            assert code == 1 and results == {"good": "success", "bad": "fail"}
+            assert values["concluded_in"] == main_pid != values["ran_in"]
+        else:
+            assert code == 0 and results == {"good": "success", "bad": "success"}
+            assert values["concluded_in"] == values["ran_in"] != main_pid
+
+
+CHAIN = '''
+import sys
+from doit.cmd_base import ModuleTaskLoader
+from doit.doit_cmd import DoitMain
+
+import open_agent_compiler.tasks.signals  # noqa: F401 - workers die with this process (a hang is killed whole)
+from open_agent_compiler.tasks.parallel import prefetching_runner
+from open_agent_compiler.testing.deadline import Deadline
+
+root = sys.argv[1]
+
+
+def step(name):
+    Deadline(30).run(lambda: None)  # a test's body: a held result may be written meanwhile
+    with open(root + "/ran.log", "a") as handle:
+        handle.write(name + "\\n")
+
+
+def task_chain():
+    for i in range(4):
+        yield {"name": str(i), "actions": [(step, [str(i)])], "verbosity": 0,
+               **({"task_dep": [f"chain:{i - 1}"]} if i else {})}
+
+
+with prefetching_runner():
+    sys.exit(DoitMain(ModuleTaskLoader({"task_chain": task_chain, "DOIT_CONFIG": {
+        "dep_file": root + "/state.db", "backend": "sqlite3", "verbosity": 0}})).run(["run", "-n", "2", "-P", "process"]))
+'''
+
+
+def test_a_worker_writes_its_held_result_before_waiting_for_a_job_that_needs_it(tmp_path: Path) -> None:
+    """Each task depends on the one before: the next job exists only once the main process has the last result,
+    which the worker still holds (written while its next test runs). It writes it before it waits for a job."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "chain.py"
+    script.write_text(CHAIN)
+    done = subprocess.run([sys.executable, str(script), str(tmp_path)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "ran.log").read_text().split() == ["0", "1", "2", "3"]

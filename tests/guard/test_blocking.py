@@ -236,3 +236,44 @@ def test_an_outer_deadline_stops_what_runs_under_an_inner_one() -> None:
     with pytest.raises(TimedOut):
         Deadline(0.3).run(lambda: Deadline(30).run(blocked))
     assert stopped.wait(5), "the outer deadline did not stop what the inner one ran"
+
+
+def test_a_thread_whose_body_ended_carries_the_next_one_and_a_blocked_one_is_left_alone() -> None:
+    """Bodies run one after another reuse one thread; a body still blocked at its deadline keeps its thread, so
+    the next body runs in another one and ends on time; the thread-local deadline stack is the body's only."""
+    import threading
+
+    from open_agent_compiler.testing.deadline import Deadline, TimedOut, current
+
+    def here() -> tuple[int, bool]:
+        return threading.get_ident(), current() is not None
+
+    first, second = Deadline(5).run(here), Deadline(5).run(here)
+    assert first == second and first[1]  # the same thread, running under its deadline
+    release = threading.Event()
+    with pytest.raises(TimedOut):
+        Deadline(0.2).run(release.wait, 30)
+    started = time.monotonic()
+    after = Deadline(5).run(here)
+    assert after[0] != first[0] and time.monotonic() - started < 2  # not queued behind the blocked body
+    release.set()
+    assert Deadline(5).run(lambda: current() is not None) and current() is None
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="fork")
+def test_a_forked_child_runs_bodies_in_threads_of_its_own() -> None:
+    """A doit `-n` worker is a fork of the engine, whose idle carrier thread does not exist in the child."""
+    import os
+
+    from open_agent_compiler.testing.deadline import Deadline
+
+    assert Deadline(5).run(lambda: 1) == 1  # the parent now holds an idle carrier
+    pid = os.fork()
+    if pid == 0:
+        try:
+            code = 0 if Deadline(3).run(lambda: 7) == 7 else 1
+        except BaseException:
+            code = 2
+        os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0

@@ -30,6 +30,7 @@ from open_agent_compiler.testing.judges import judge_key, load_judge
 from open_agent_compiler.tasks.backend import OacStateDB
 from open_agent_compiler.tasks.build_sync import build_intact, sync_build
 from open_agent_compiler.tasks.file_checker import OacFileChecker
+from open_agent_compiler.tasks.parallel import main_concludes
 from open_agent_compiler.tasks.records import ResultsLogLost, append_record, build_record
 from open_agent_compiler.tasks.settings import TestOptions
 from open_agent_compiler.errors import OacError, ResultsError
@@ -450,6 +451,14 @@ class LeanTestTask(Task):
     def pickle_safe_dict(self) -> dict[str, Any]:
         return {key: value for key, value in self.__dict__.items() if key not in _NOT_SENT}
 
+    def conclude(self) -> Any:
+        """In doit's main process, a test a `-n` worker ran (`tasks.parallel.main_concludes`): its action's rest
+        (the key over the imports it found, the record, the values), before doit saves it. None if there was none."""
+        if "oac_ran" not in self.meta:
+            return None
+        function, args = self._actions[0]
+        return function(*args, task=self)
+
     def release(self, meta: dict[str, Any] | None = None) -> None:
         """A test doit is done with (saved and reported, or skipped as up to date): keep only what doit's
         dispatcher still reads (its name and deps) and the meta (the plan's shared one once given back). The
@@ -561,13 +570,20 @@ def test_action(run_id: str, task: Any) -> None | TaskFailed:
     plan = plan_for(run_id)
     test_id = plan.test_ids[task.name]
     case = plan.by_id[test_id]
-    outcome, imports = _run(plan, case)
+    ran = task.meta.pop("oac_ran", None)  # -n: run by a worker, concluded here in the main process (`conclude`)
+    if ran is None:
+        outcome, imports = _run(plan, case)
+        if main_concludes():  # a -n worker: the key, the record and the values are the main process's work
+            task.meta = {**task.meta, "oac_ran": (outcome, imports, now_iso())}
+            return None
+    else:
+        outcome, imports = ran[0], ran[1]
     repeat = plan.repeat_of.get(task.name)
     plan.adopt_imports(test_id, imports)
     if imports:  # they are file_dep from now on (doit saves their state after we return; -n: sent back with us)
         found = (str(plan.root / path) for path in imports if not path.endswith("/"))  # a folder: in the key only
         task.file_dep = {*task.file_dep, *(path for path in found if os.path.isfile(path))}
-    finished = now_iso()
+    finished = now_iso() if ran is None else ran[2]
     parts = plan.keyer.view_of(test_id)  # (after `adopt_imports`: the parts of the key saved below)
     # The record is durable before doit can save this test as green (it does that after we return).
     try:

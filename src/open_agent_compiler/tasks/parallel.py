@@ -5,24 +5,42 @@ worker's last result, so each test pays a round trip through two queues and the 
 ~0.45 ms per test with 10 ms tests, about 5 % of the run). Here up to `AHEAD` jobs per worker wait in the job
 queue, so a worker starts its next test at once while the main process records the last one. Dispatch order,
 dependencies (a capability test waits for its compile task: the dispatcher answers "hold on"), reporting and
-saving all stay doit's: only the loop that feeds the queue differs.
+saving all stay doit's: only the loop that feeds the queue differs. A task may leave the bookkeeping after its
+action to the main process (`main_concludes`, `conclude()`: a test's key, record and values), which has time
+while the workers run.
 
-Both queues stay doit's `multiprocessing.Queue` (a feeder thread per writer). Tried: a worker writing its results
-to the pipe itself (`multiprocessing.SimpleQueue`): its next job's `get` fell from a median 280 µs to 55 µs and
-its context switches by a third, but the 10 ms busy tests ran 5 % slower (docs/performance.md, issue 18).
+Jobs go through doit's `multiprocessing.Queue` (the main process's feeder thread writes them: a job larger than a
+pipe must not block it). Results are written by each worker's own thread (`_Outbox`), a test's while the next
+test runs. Round 6 had tried results written at once, before the next test (`multiprocessing.SimpleQueue`):
+the job `get` fell from a median 280 µs to 55 µs, but the 10 ms busy tests ran 5 % slower (docs/performance.md,
+issue 18).
 """
 
+import multiprocessing
+import pickle
+import queue
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from types import GeneratorType
 from typing import Any
 
 import doit.cmd_run
-from doit.runner import JobHold, MReporter, MRunner, Runner
+from doit.exceptions import TaskError
+from doit.runner import JobHold, JobTask, JobTaskPickle, MReporter, MRunner, Runner
 
 from open_agent_compiler.tasks.gc_tuning import executing
+from open_agent_compiler.testing.deadline import meanwhile
 
 AHEAD = 2
+
+_in_worker = False  # set in each worker of `PrefetchingRunner`
+
+
+def main_concludes() -> bool:
+    """True in a `-n` worker of ours: a task's action may leave the bookkeeping after its work to doit's main
+    process, which calls the task's `conclude()` when it takes the result, before doit saves it (a test's key,
+    record and values: ~0.5 ms a test off the worker's path, done while the main process waits anyway)."""
+    return _in_worker
 
 
 class StopWhenTold:
@@ -132,16 +150,62 @@ class PrefetchingRunner(StopWhenTold, MRunner):
     _announces: Callable[[Any], bool] | None = None  # in a worker: its forked reporter's `announces`, if any
 
     def execute_task_subprocess(self, job_q: Any, result_q: Any, reporter_class: Any) -> None:
+        """doit's worker loop, with its messages written through an `_Outbox`: a task's result may be written
+        while the next task runs."""
+        global _in_worker
+        _in_worker = True
         self._announces = getattr(self.reporter, "announces", None)  # (the reporter the worker forked with)
-        super().execute_task_subprocess(job_q, result_q, reporter_class)
+        outbox = self.result_q = _Outbox(result_q)
+        self.reporter = MReporter(self, reporter_class)  # (doit's: its messages go through `self.result_q`)
+        try:
+            while True:
+                job = outbox.next_job(job_q)
+                if job is None:
+                    outbox.flush()
+                    self.teardown()
+                    outbox.flush()
+                    return
+                if job.type is JobTaskPickle.type:
+                    task = self.tasks[job.name]
+                    task.update_from_pickle(job.task_dict)
+                elif job.type is JobTask.type:
+                    task = pickle.loads(job.task_pickle)
+                else:  # JobHold: doit never queues one
+                    continue
+                result: dict[str, Any] = {"name": task.name}
+                failure = self.execute_task(task)
+                if failure:
+                    result["failure"] = failure
+                result["task"] = task.pickle_safe_dict()
+                result["out"] = [action.out for action in task.actions]
+                result["err"] = [action.err for action in task.actions]
+                outbox.hold(result)
+        except (SystemExit, KeyboardInterrupt, Exception) as exception:  # as doit's: the main process raises it
+            outbox.last_words({"exit": exception.__class__, "exception": str(exception)})
 
     def execute_task(self, task: Any) -> Any:
         if self._announces is not None and isinstance(self.reporter, MReporter):  # doit's, set for this worker
             self.reporter = StartsWhenTold(self.reporter, self._announces)
         return super().execute_task(task)
 
+    def _process_result(self, node: Any, task: Any, result: dict[str, Any]) -> None:
+        """doit's, with the task's `conclude()` (if it has one) between taking the worker's result and saving it."""
+        task.update_from_pickle(result["task"])
+        for action, output in zip(task.actions, result["out"]):
+            action.out = output
+        for action, output in zip(task.actions, result["err"]):
+            action.err = output
+        failure = result.get("failure")
+        conclude = getattr(task, "conclude", None)
+        if failure is None and conclude is not None:
+            try:
+                failure = conclude()
+            except Exception as exc:  # noqa: BLE001 - as doit's action would: this task errs, the run goes on
+                failure = TaskError("PythonAction Error", exc)
+        self.process_task_result(node, failure)
+
     def run_tasks(self, task_dispatcher: Any) -> None:
-        result_q = self.Queue()
+        result_q = multiprocessing.SimpleQueue()  # written by the workers themselves (`_Outbox`)
         job_q = self.Queue()
         self._run_tasks_init(task_dispatcher)
         slots = self.num_process * AHEAD
@@ -197,6 +261,60 @@ class PrefetchingRunner(StopWhenTold, MRunner):
         while not result_q.empty():  # teardown messages, safe once every worker has ended
             result = result_q.get()
             getattr(self.reporter, result["reporter"])(task_dispatcher.tasks[result["name"]])
+
+
+class _Outbox:
+    """A worker's messages to the main process, written by the worker's own thread (no feeder thread: handing
+    each message to one cost the worker a thread switch and a GIL wait on its next job). A task's result is held
+    (`hold`) and written while the next task runs: the worker's thread only waits for a test's body then
+    (`testing.deadline.meanwhile`). It is written first whenever anything else goes out, before the worker waits
+    for a job that is not there yet (the main process may need it to dispatch one), and at the end."""
+
+    def __init__(self, queue: Any) -> None:
+        self._queue = queue
+        self._held: dict[str, Any] | None = None
+        self._asked = False  # a `meanwhile` is registered and has not run yet
+        self._error: BaseException | None = None
+
+    def put(self, message: dict[str, Any]) -> None:
+        self.flush()
+        self._queue.put(message)
+
+    def hold(self, result: dict[str, Any]) -> None:
+        self.flush()
+        self._held = result
+        if not self._asked:
+            self._asked = True
+            meanwhile(self._meanwhile)
+
+    def flush(self) -> None:
+        if self._error is not None:
+            error, self._error = self._error, None
+            raise error
+        held, self._held = self._held, None
+        if held is not None:
+            self._queue.put(held)
+
+    def next_job(self, job_q: Any) -> Any:
+        if self._held is not None:
+            try:
+                return job_q.get(block=False)  # ready: its task runs while the held result is written
+            except queue.Empty:
+                self.flush()
+        return job_q.get()
+
+    def last_words(self, message: dict[str, Any]) -> None:
+        try:
+            self.flush()
+        finally:
+            self._queue.put(message)
+
+    def _meanwhile(self) -> None:
+        self._asked = False
+        try:
+            self.flush()
+        except BaseException as exc:  # noqa: BLE001 - raised by the worker's loop, not inside a test
+            self._error = exc
 
 
 @contextmanager
