@@ -3,8 +3,9 @@ state can be saved (doit saves it after the action returns), so a pass never exi
 
 In the process whose doit backend is ours (`tasks.backend`), a record is serialised once and kept in a batch that
 is written with one locked `write`: when the batch is full, and by the backend before it commits any row
-(`write_pending`), so a green row is never committed before its record is written. Elsewhere (a `-n` worker, a
-dodo.py on another backend) each record is written at once, as before."""
+(`write_pending`), so a green row is never committed before its record is written. Under `oac test -n` a worker
+only runs the test: the main process builds and batches its record (`LeanTestTask.conclude`). Elsewhere (a dodo.py
+on another backend, doit's own process runner) each record is written at once."""
 
 import os
 import threading
