@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, PrivateAttr
 
 from open_agent_compiler.errors import RegistryError
 from open_agent_compiler.model.hashing import digest_model
-from open_agent_compiler.model.core.base import SharedFieldsSet
+from open_agent_compiler.model.core.base import SharedFieldsSet, unvalidated
 from open_agent_compiler.model.core.agent import AgentDefinition, AgentVariant, ModelParameters
 from open_agent_compiler.model.core.mock import MockProfile
 from open_agent_compiler.model.core.model_preset import ModelPreset
@@ -59,16 +59,9 @@ class ReachableTool(SharedFieldsSet):
         """What `ReachableTool(tool=tool, where=where)` gives (the same objects, the same fields set), without
         validating a tool taken from a validated definition and the place `resolve_config` formats: ~13,000
         instructions a tool, 3,000 tools in the benchmark's config."""
-        reachable = _new_model(cls)
-        _set_attribute(reachable, "__dict__", {"tool": tool, "where": where})
-        _set_attribute(reachable, "__pydantic_fields_set__", _TOOL_AND_WHERE)
-        _set_attribute(reachable, "__pydantic_extra__", None)
-        _set_attribute(reachable, "__pydantic_private__", None)
-        return reachable
+        return unvalidated(cls, {"tool": tool, "where": where}, _TOOL_AND_WHERE)
 
 
-_new_model = object.__new__
-_set_attribute = object.__setattr__
 _TOOL_AND_WHERE = {"tool", "where"}  # the fields set every ReachableTool shares (never changed in place)
 
 
@@ -117,15 +110,11 @@ class ResolvedAgent(SharedFieldsSet):
         """What `ResolvedAgent(...)` with every field given makes (the same objects, fields set and private
         attributes), without validating what `resolve_config` takes from validated registrations and forms
         itself: ~44,000 instructions an agent."""
-        agent = _new_model(cls)
-        _set_attribute(agent, "__dict__", {
+        return unvalidated(cls, {
             "slot": slot, "compiled_name": compiled_name, "primary": primary, "agent_name": agent_name,
             "definition": definition, "model_parameters": model_parameters, "subagents": subagents, "tools": tools,
-            "postfix": postfix, "also_compile_as_primary": also_compile_as_primary})
-        _set_attribute(agent, "__pydantic_fields_set__", _EVERY_AGENT_FIELD)
-        _set_attribute(agent, "__pydantic_extra__", None)
-        _set_attribute(agent, "__pydantic_private__", {"_digest": None, "_grants": None})
-        return agent
+            "postfix": postfix, "also_compile_as_primary": also_compile_as_primary},
+            _EVERY_AGENT_FIELD, {"_digest": None, "_grants": None})
 
     def content_digest(self) -> str:
         """Digest of this slot's whole resolved content, computed once (the model is frozen); the render memo

@@ -9,7 +9,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from open_agent_compiler.model.core.base import SharedFieldsSet
+from open_agent_compiler.model.core.base import SharedFieldsSet, unvalidated
 from open_agent_compiler.model.core.mock import MockResponse
 from open_agent_compiler.model.core.test_model import AgentTest
 from open_agent_compiler.model.core.tool import ToolDefinition
@@ -131,12 +131,7 @@ class KeyParts(SharedFieldsSet):
     def unpacked(cls, packed: list[Any]) -> "KeyParts":
         """The parts `packed` was taken from, equal field by field (and in the fields set), without validating
         again the values a validated instance gave."""
-        parts = cls.__new__(cls)
-        _set_attribute(parts, "__dict__", dict(zip(_FIELDS, packed)))
-        _set_attribute(parts, "__pydantic_fields_set__", packed[-1])
-        _set_attribute(parts, "__pydantic_extra__", None)
-        _set_attribute(parts, "__pydantic_private__", None)
-        return parts
+        return unvalidated(cls, dict(zip(_FIELDS, packed)), packed[-1])
 
     def changes_since(self, saved: dict) -> list[str]:
         """Human names of the parts that differ from a saved `model_dump()`."""
@@ -161,7 +156,6 @@ _FIELDS = tuple(KeyParts.model_fields)
 _QUALNAME = f"{KeyParts.__module__}.{KeyParts.__qualname__}"  # what `digest_model` names a KeyParts by
 FILES_AT = _FIELDS.index("files")  # where a packed KeyParts holds its files
 _field_values = itemgetter(*_FIELDS)
-_set_attribute = object.__setattr__
 
 def _once_per_object(memo: dict[int, tuple[Any, str]], value: Any, compute: Callable[[Any], str]) -> str:
     """`compute(value)` once per object: a frozen model's digest never changes. The memo holds the object, so its

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict
 
 from open_agent_compiler import fsio
 from open_agent_compiler.errors import OacError, ResultsError
+from open_agent_compiler.model.core.base import unvalidated
 from open_agent_compiler.model.core.evaluator import EvaluatorResult
 # the history views' fast reader, moved to `history_scan` (which imports no pydantic); re-exported from here
 from open_agent_compiler.testing import history_scan
@@ -124,12 +125,7 @@ class TestRecord(BaseModel):
         `tests/testing/test_record_fields.py` holds the two to the same record and the same JSON."""
         if fields.keys() != _RECORD_FIELDS:
             return cls.model_construct(**fields)
-        record = cls.__new__(cls)
-        object.__setattr__(record, "__dict__", fields)
-        object.__setattr__(record, "__pydantic_fields_set__", set(fields))
-        object.__setattr__(record, "__pydantic_extra__", None)
-        object.__setattr__(record, "__pydantic_private__", None)
-        return record
+        return unvalidated(cls, fields, set(fields))
 
 
 _RECORD_FIELDS = frozenset(TestRecord.model_fields)

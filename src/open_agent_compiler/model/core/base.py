@@ -1,7 +1,7 @@
 """Shared pydantic configuration and field types for definition models."""
 
 import os
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict
 
@@ -12,6 +12,24 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict
 _SHARED_FIELDS: dict[type, list[set[str]]] = {}
 _KEPT_SETS = 4
 _set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__  # the slot's own setter
+
+
+_Model = TypeVar("_Model", bound=BaseModel)
+_new_model = object.__new__
+_set_attribute = object.__setattr__
+
+
+def unvalidated(cls: type[_Model], values: dict[str, Any], fields_set: set[str],
+                private: dict[str, Any] | None = None) -> _Model:
+    """An instance of `cls` holding `values` as they are, without validation: for values taken from validated
+    models or formed by our own code, where validating again gives the same objects (each caller has a test
+    holding its result to what validation gives). `fields_set` may be shared: it is never changed in place."""
+    model = _new_model(cls)
+    _set_attribute(model, "__dict__", values)
+    _set_attribute(model, "__pydantic_fields_set__", fields_set)
+    _set_attribute(model, "__pydantic_extra__", None)
+    _set_attribute(model, "__pydantic_private__", private)
+    return model
 
 
 class SharedFieldsSet(BaseModel):
