@@ -86,3 +86,40 @@ def test_a_finished_node_keeps_only_its_task_and_status(tmp_path: Path, monkeypa
     own = [node.generator for node in dispatcher.nodes.values() if node.generator is not parallel._SPENT]
     assert len(own) <= 2 < len(dispatcher.nodes) and all(generator.gi_frame is None for generator in own)
     assert next(parallel._SPENT, "stopped") == "stopped"
+
+
+def _dispatcher(tasks: list[Any]) -> Any:
+    from doit.control import TaskControl
+
+    control = TaskControl(tasks)
+    control.process([task.name for task in tasks])
+    return control.task_dispatcher()
+
+
+def test_a_task_that_waits_for_nothing_steps_as_doits_walk_steps_it() -> None:
+    """The short path (`tasks.lean_dispatch`) gives a dependency-free task the steps doit's own walk gives it (the
+    task, once), and leaves a task with a dependency, a calc_dep or a setup task to doit's walk."""
+    from doit.task import Task
+
+    from open_agent_compiler.tasks.lean_dispatch import lean_add_task, spent_once
+
+    def tasks() -> list[Any]:
+        return [Task("free", [(print, [])]), Task("dep", [(print, [])], task_dep=["free"]),
+                Task("calc", [(print, [])], calc_dep=["free"]), Task("setup", [(print, [])], setup=["free"])]
+
+    plain, lean = _dispatcher(tasks()), _dispatcher(tasks())
+    lean_add_task(lean)
+    for name in ("free", "dep", "calc", "setup"):
+        doits, ours = plain._gen_node(None, name), lean._gen_node(None, name)
+        if name == "free":
+            assert not isinstance(ours.generator, type(doits.generator))  # the short path was taken
+            assert [step.name for step in ours.generator] == [step.name for step in doits.generator] == ["free"]
+            assert spent_once(ours.generator)
+        else:
+            assert type(ours.generator) is type(doits.generator)  # doit's walk
+            assert _shown(next(ours.generator)) == _shown(next(doits.generator))
+
+
+def _shown(step: Any) -> str:
+    """A dispatcher step as text: a node or task by name, a word ("wait") as it is."""
+    return step if isinstance(step, str) else getattr(step, "task", step).name

@@ -29,6 +29,7 @@ from doit.exceptions import TaskError
 from doit.runner import JobHold, JobTask, JobTaskPickle, MReporter, MRunner, Runner
 
 from open_agent_compiler.tasks.gc_tuning import executing
+from open_agent_compiler.tasks.lean_dispatch import lean_add_task, spent_once
 from open_agent_compiler.testing.deadline import meanwhile
 
 AHEAD = 2
@@ -66,6 +67,7 @@ class StopWhenTold:
         return super().execute_task(task)  # type: ignore[misc]
 
     def run_all(self, task_dispatcher: Any) -> Any:
+        lean_add_task(task_dispatcher)
         release_done_nodes(task_dispatcher)
         return super().run_all(task_dispatcher)  # type: ignore[misc]
 
@@ -107,6 +109,8 @@ def _spend(node: Any) -> bool:
     again, both stop at once). True when the node is settled (swapped, or not a generator: left alone)."""
     generator = node.generator
     if type(generator) is not GeneratorType:
+        if spent_once(generator):  # (`tasks.lean_dispatch`: the 1-tuple it holds, ~100 bytes a test)
+            node.generator = _SPENT
         return True
     if generator.gi_frame is not None:  # doit steps it to its end after this update
         return False
