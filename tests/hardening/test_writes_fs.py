@@ -8,11 +8,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from open_agent_compiler import fsio
 from open_agent_compiler.errors import OacError
 from open_agent_compiler.tasks.junit import write_junit
-from open_agent_compiler.tasks.memo_store import load_key_cache, load_memo, save_key_cache, save_memo
+from open_agent_compiler.tasks.memo_store import (load_key_cache, load_memo, memo_entries, memo_payload,
+                                                  save_key_cache, save_memo)
 from open_agent_compiler.compiler.render_memo import RenderMemo
 from open_agent_compiler.testing.key_cache import KeyCache
 from open_agent_compiler.testing.results import ResultsLog, TestRecord
@@ -225,10 +228,44 @@ def test_a_damaged_render_memo_entry_is_a_miss_with_a_warning(tmp_path: Path, ca
     path = tmp_path / ".oac" / "render-memo" / "opencode.json"
     save_memo(path, _memo("permission: deny"))
     assert list(load_memo(path).entries.values()) == [b"permission: deny"]
-    damaged = path.read_bytes().replace(b"permission: deny", b"permission: allow")  # still valid JSON
+    damaged = path.read_bytes().replace(b"permission: deny", b"permission: allow")  # framed as before
     path.write_bytes(damaged)
     assert load_memo(path).entries == {}
     assert "render-memo/opencode.json failed its integrity check; ignored" in capsys.readouterr().err
+
+
+@given(st.dictionaries(st.text(), st.binary()))
+def test_the_render_memo_payload_gives_back_its_entries(entries: dict[str, bytes]) -> None:
+    assert memo_entries(memo_payload(entries)) == entries
+
+
+@pytest.mark.parametrize("payload", [
+    b'{"entries":{"k":"text"}}',  # the format before: rebuilt, never misread
+    b"oac render memo 2\n" + b'[["k",5]]',  # no blob line
+    b"oac render memo 2\n" + b'[["k",5]]\nabc',  # shorter than its index says
+    b"oac render memo 2\n" + b'[["k",2]]\nabc',  # longer
+    b"oac render memo 2\n" + b'[["k",-1]]\nabc',
+    b"oac render memo 2\n" + b'[["k",true]]\n',
+    b"oac render memo 2\n" + b'{"k":1}\nabc',
+    b"oac render memo 2\n" + b'[[1,1]]\na',
+    b"oac render memo 2\n" + b"not json\nabc",
+])
+def test_a_render_memo_payload_of_another_shape_is_a_miss(payload: bytes) -> None:
+    assert memo_entries(payload) == {}
+
+
+def test_an_older_render_memo_is_rebuilt_quietly(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """A memo an earlier version wrote (JSON, its digest right) is a miss without a warning, then written anew."""
+    from open_agent_compiler.model.hashing import digest_bytes
+
+    path = tmp_path / ".oac" / "render-memo" / "opencode.json"
+    path.parent.mkdir(parents=True)
+    payload = b'{"entries":{"k":"permission: allow"}}'
+    path.write_bytes(digest_bytes(payload).encode() + b"\n" + payload)
+    assert load_memo(path).entries == {}
+    assert capsys.readouterr().err == ""
+    save_memo(path, _memo("permission: deny"))
+    assert list(load_memo(path).entries.values()) == [b"permission: deny"]
 
 
 def test_a_damaged_key_cache_is_a_miss(tmp_path: Path) -> None:

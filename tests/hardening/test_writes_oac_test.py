@@ -2,7 +2,6 @@
 regular files (one line, exit 2, before any test runs otherwise), caches verified before use, and `oac compile`
 never served from a cache."""
 
-import json
 import os
 import stat
 import subprocess
@@ -18,7 +17,7 @@ from open_agent_compiler.cli import oac
 from open_agent_compiler.compiler.dialects import get_dialect
 from open_agent_compiler.compiler.render_memo import RenderMemo
 from open_agent_compiler.model.factory import load_registry
-from open_agent_compiler.tasks.memo_store import save_memo
+from open_agent_compiler.tasks.memo_store import memo_entries, memo_payload, save_memo
 
 OAC = str(Path(sys.executable).with_name("oac"))
 AGENTS = '''
@@ -156,11 +155,11 @@ def test_a_damaged_render_memo_is_not_trusted(project: Path) -> None:
     assert oac_test(project).returncode == 0
     memo = project / ".oac" / "render-memo" / "opencode.json"
     head, _, payload = memo.read_bytes().partition(b"\n")
-    entries = json.loads(payload)["entries"]
+    entries = memo_entries(payload)
     key = next(iter(entries))
-    assert '"grep *": "allow"' in entries[key].replace("'", '"') or "grep *" in entries[key]
-    entries[key] = entries[key].replace("grep *", "rm *")  # valid JSON, wrong content: rm * allowed
-    memo.write_bytes(head + b"\n" + json.dumps({"entries": entries}, separators=(",", ":")).encode())
+    assert b"grep *" in entries[key]
+    entries[key] = entries[key].replace(b"grep *", b"rm *")  # a well-formed memo, wrong content: rm * allowed
+    memo.write_bytes(head + b"\n" + memo_payload(entries))
     done = oac_test(project, "--force")
     assert done.returncode == 0, done.stdout + done.stderr
     assert "render-memo/opencode.json failed its integrity check" in done.stderr  # and `no-rm` passed: the
