@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from open_agent_compiler import fsio
@@ -266,6 +266,23 @@ def test_an_older_render_memo_is_rebuilt_quietly(tmp_path: Path, capsys: pytest.
     assert capsys.readouterr().err == ""
     save_memo(path, _memo("permission: deny"))
     assert list(load_memo(path).entries.values()) == [b"permission: deny"]
+
+
+_KEYS = st.text("0123456789abcdef", min_size=32, max_size=32)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.dictionaries(st.text(min_size=1, max_size=20), st.dictionaries(st.text(max_size=30), _KEYS | st.text())))
+def test_the_key_cache_gives_back_what_was_saved(kept: dict[str, dict[str, str]]) -> None:
+    """Packed or not (a test id with a newline, a key of another width), every scope reads back as saved."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / ".oac" / "key-cache" / "opencode.json"
+        cache = KeyCache()
+        cache.kept = kept
+        save_key_cache(path, cache)
+        assert load_key_cache(path).entries == kept
 
 
 def test_a_damaged_key_cache_is_a_miss(tmp_path: Path) -> None:

@@ -5,7 +5,7 @@ rest, and a file whose digest does not match (damaged, edited, truncated) is a m
 that is missing or not a regular file is a miss. Writes go through `fsio` (atomic, never through a symlink
 planted in `.oac/`; concurrent runs simply race to the same content). `oac compile` never reads these.
 
-The key cache's payload is JSON. The render memo's is a JSON index (each entry's key and length) followed by
+The key cache's payload is JSON, each scope's keys packed into two strings. The render memo's is a JSON index (each entry's key and length) followed by
 the rendered bytes, one after the other: decoding 1.6 MB of rendered agents as JSON strings took 42 M
 instructions of a warm 5,000-test run (1.2 %), slicing them out of one read takes ~3 M.
 """
@@ -104,13 +104,37 @@ def save_memo(path: Path, memo: RenderMemo) -> None:
         _write_payload(path, memo_payload(memo.live_entries()))
 
 
+_KEY_WIDTH = 32  # characters of a test key (xxh3-128, hex)
+
+
+def _packed_keys(keys: dict[str, str]) -> list[str] | dict[str, str]:
+    """One scope's {test id → key} as [ids joined by newlines, keys run together]: two JSON strings, not two per
+    test (decoding 10,000 small strings was most of a warm run's key-cache read). Kept as the dict when a test id
+    holds a newline or a key is not one digest wide."""
+    if all(len(key) == _KEY_WIDTH for key in keys.values()) and not any("\n" in test_id for test_id in keys):
+        return ["\n".join(keys), "".join(keys.values())]
+    return keys
+
+
+def _unpacked_keys(value: Any) -> dict[str, str] | None:
+    """What `_packed_keys` was given; None for anything else."""
+    if isinstance(value, dict):
+        return value if all(isinstance(v, str) for v in value.values()) else None
+    if not (isinstance(value, list) and len(value) == 2 and isinstance(value[0], str) and isinstance(value[1], str)):
+        return None
+    ids, keys = value
+    names = ids.split("\n") if keys else []  # ("" holds one empty id, or none)
+    if len(keys) != _KEY_WIDTH * len(names):
+        return None
+    return dict(zip(names, (keys[at:at + _KEY_WIDTH] for at in range(0, len(keys), _KEY_WIDTH))))
+
+
 def load_key_cache(path: Path) -> KeyCache:
     entries = _read_entries(path)
-    return KeyCache({scope: keys for scope, keys in entries.items()
-                     if isinstance(keys, dict) and all(isinstance(v, str) for v in keys.values())})
+    return KeyCache({scope: keys for scope, value in entries.items() if (keys := _unpacked_keys(value)) is not None})
 
 
 def save_key_cache(path: Path, cache: KeyCache) -> None:
     """Write the scopes this run used."""
     if cache.changed:
-        _write_entries(path, cache.kept)
+        _write_entries(path, {scope: _packed_keys(keys) for scope, keys in cache.kept.items()})
