@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import xxhash
-from pydantic import BaseModel, PlainSerializer, SerializerFunctionWrapHandler, WrapSerializer
+from pydantic import BaseModel, PlainSerializer, WrapSerializer
 
 _TAG = "__oac_"
 _SCALARS = (str, int, bool, type(None))  # as JSON writes them, each kept apart (1, true, "1", null)
@@ -132,10 +132,6 @@ def _faithful_any(value: Any) -> Any:
     return tagged(value)
 
 
-def _faithful_typed(value: Any, handler: SerializerFunctionWrapHandler) -> Any:
-    return tagged(value) if _digesting.get() else handler(value)
-
-
 # What JSON would blur, kept apart in `digest_model_json`: `AnyValue` is the `Any` of a field (or of a dict's
 # values, a tuple's items), `FAITHFUL` marks a typed field whose type does not fix what JSON tells apart (a bare
 # `dict`'s keys, a float that may be NaN or ±inf). While digesting they write `tagged(value)`; in every other JSON
@@ -143,7 +139,10 @@ def _faithful_typed(value: Any, handler: SerializerFunctionWrapHandler) -> Any:
 # dump never calls them. tests/model/test_digest_coverage.py fails on a position reachable from a resolved agent
 # that JSON could blur and neither marks.
 AnyValue = Annotated[Any, PlainSerializer(_faithful_any, when_used="json")]
-FAITHFUL = WrapSerializer(_faithful_typed, when_used="json")
+# (FAITHFUL's function is a lambda: with no return type pydantic keeps the field's own type as its serialization
+# schema, so `model_json_schema(mode="serialization")` is unchanged.)
+FAITHFUL = WrapSerializer(lambda value, handler: tagged(value) if _digesting.get() else handler(value),
+                          when_used="json")
 
 
 def digest_model_json(model: BaseModel, exclude: set[str] | None = None) -> str:
