@@ -163,3 +163,15 @@ def test_tagged_keeps_a_plain_json_value_as_it_is() -> None:
     assert tagged([1, "a"]) == [1, "a"]
     assert tagged({"a": 1.5}) == {"a": 1.5}
     assert tagged(math.nan) != tagged(None) and tagged(math.inf) != tagged(-math.inf)
+
+
+@pytest.mark.parametrize(("one", "other"), JSON_TWINS, ids=[f"{a!r}-vs-{b!r}" for a, b in JSON_TWINS])
+def test_mock_profiles_json_writes_alike_get_different_digests(one: Any, other: Any) -> None:
+    """The key cache's per-agent scope digests the mock profiles a test names the same way."""
+    from open_agent_compiler import MockProfile
+
+    def profile(output: Any) -> MockProfile:
+        return MockProfile(name="ci", responses={"t0": MockResponse(kind="sequence", sequence=(output,))})
+
+    assert digest_model_json(profile(one)) != digest_model_json(profile(other))
+    assert digest_model_json(profile(one)) == digest_model_json(profile(one))
