@@ -102,7 +102,7 @@ def test_a_json_lossy_change_changes_the_digest(position: str, value: Any) -> No
 JSON_TWINS = [((1, 2), [1, 2]), ({1: "x"}, {"1": "x"}), (1, 1.0), (1, True), (1.0, True), (b"a", "a"),
               (math.nan, None), (math.inf, None), ({1, 2}, [1, 2]), (frozenset({"a"}), {"a"}),
               (PurePosixPath("a"), "a"), ({"k": (1,)}, {"k": [1]}), ([{"n": {2: 1}}], [{"n": {"2": 1}}]),
-              ({"__oac_tuple": [1]}, (1,))]
+              ({"__oac_tuple": [1]}, (1,)), ({"__oac_float": "nan"}, math.nan), ({"__oac_path": "a"}, Path("a"))]
 
 
 @pytest.mark.parametrize("position", POSITIONS)
