@@ -5,6 +5,7 @@ two different contents share a digest (and a green skip)."""
 import importlib
 import math
 import pkgutil
+import typing
 from typing import Any, Literal
 
 import pytest
@@ -75,12 +76,14 @@ class _Blurs(BaseModel):
     by_number: dict[int, str] = Field(default_factory=dict)
     fine: tuple[str, ...] = ()
     kind: Literal["a", "b"] = "a"
+    old_dict: typing.Dict = Field(default_factory=dict)  # noqa: UP006  (what older code writes)
+    old_list: typing.List = Field(default_factory=list)  # noqa: UP006
 
 
 def test_the_walk_names_each_kind_of_blur() -> None:
     named = {entry.split(":")[0].split("[")[0] for entry in unmarked_positions(_Blurs)}
     assert named == {f"_Blurs.{name}" for name in (
-        "any_value", "bare", "nested", "ratio", "maybe", "either", "tags", "by_number")}
+        "any_value", "bare", "nested", "ratio", "maybe", "either", "tags", "by_number", "old_dict", "old_list")}
 
 
 def test_a_user_evaluator_with_an_any_field_makes_digests_take_the_pickled_form(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -88,6 +91,13 @@ def test_a_user_evaluator_with_an_any_field_makes_digests_take_the_pickled_form(
 
     monkeypatch.setattr(evaluator_module, "_BLURRED_BY_JSON", [])
     monkeypatch.setattr(Evaluator, "kinds", dict(Evaluator.kinds))
+    assert json_digest_is_faithful()
+
+    class Tight(Evaluator):  # a user's evaluator whose types fix what JSON writes
+        kind: Literal["tight-test"] = "tight-test"
+        threshold: int = 1
+        names: tuple[str, ...] = ()
+
     assert json_digest_is_faithful()
 
     class Loose(Evaluator):  # a user's evaluator: its `Any` is not ours to mark

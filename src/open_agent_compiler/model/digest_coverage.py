@@ -80,6 +80,8 @@ def _walk(annotation: Any, where: str, found: list[str], seen: set[type], metada
         found.append(f"{where}: a bare {annotation.__name__} (its items are Any)")
     elif origin in (set, frozenset):
         found.append(f"{where}: a {origin.__name__} (JSON writes it in hash order)")
+    elif origin in (dict, list, tuple) and not get_args(annotation):  # `typing.Dict`, `typing.List`: items Any
+        found.append(f"{where}: a bare {origin.__name__} (its items are Any)")
     elif origin is dict:
         key, value = get_args(annotation)
         if key is not str:
