@@ -6,7 +6,7 @@ from pathlib import Path
 
 from open_agent_compiler.compiler.expand import with_primary_twins
 from open_agent_compiler.model.factory import load_registry
-from open_agent_compiler.model.hashing import digest_model
+from open_agent_compiler.model.hashing import digest_model_json
 from open_agent_compiler.model.registry import ReachableTool, ResolvedAgent, ResolvedConfig
 
 REPO = Path(__file__).resolve().parents[2]
@@ -30,7 +30,7 @@ def test_resolved_agents_leave_out_their_derived_tools(tmp_path: Path) -> None:
     assert with_skill_tools  # ops_desk names a tool in a skill's workflow step
     for agent in resolved.agents:
         assert agent._tools_derived(), agent.slot  # twins too
-        assert agent.content_digest() == digest_model(agent, exclude={"tools"})
+        assert agent.content_digest() == digest_model_json(agent, exclude={"tools"})
 
 
 def test_tools_given_otherwise_are_digested(tmp_path: Path) -> None:
@@ -49,7 +49,7 @@ def test_tools_given_otherwise_are_digested(tmp_path: Path) -> None:
     for what, tools in variants.items():
         other = _fresh(agent, tools=tools)
         assert not other._tools_derived(), what
-        assert other.content_digest() == digest_model(other), what  # the whole content, tools included
+        assert other.content_digest() == digest_model_json(other), what  # the whole content, tools included
         digests[what] = other.content_digest()
     assert derived not in digests.values()
     assert len({digests[w] for w in ("one dropped", "reordered", "another place", "none")}) == 4

@@ -5,20 +5,25 @@ a tuple and a list, or 1 and True hash the same, and any of them can change a re
 pydantic (Rust) to Python data, which pickle (C, protocol 4, no memo) writes with every type kept; a value pickle
 cannot take falls back to a type-tagged JSON form (non-JSON values wrapped in tags a plain value cannot produce).
 Dict order counts (an equal dict built in another order only costs a re-run, never a stale pass).
+
+`digest_model_json` is the faster form for a model whose every position JSON could blur is marked (`AnyValue`,
+`FAITHFUL`; a resolved agent's content digest): pydantic writes the model's JSON from Rust, and while it digests,
+each marked position writes its `tagged` form instead (outside a digest it serializes as it always did).
 """
 
 import io
 import json
 import pickle
+from contextvars import ContextVar
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import xxhash
-from pydantic import BaseModel
+from pydantic import BaseModel, PlainSerializer, WrapSerializer
 
 _TAG = "__oac_"
-_SCALARS = (str, int, float, bool, type(None))
+_SCALARS = (str, int, bool, type(None))  # as JSON writes them, each kept apart (1, true, "1", null)
 
 
 def digest_bytes(data: bytes) -> str:
@@ -34,13 +39,23 @@ def tagged(value: Any) -> Any:
     kind = type(value)
     if kind in _SCALARS:
         return value
+    if kind is float:  # finite: JSON writes the shortest exact form (-0.0 too); NaN and ±inf: tagged
+        return value if value - value == 0 else {_TAG + "float": repr(value)}
     if kind is dict:
+        for key, item in value.items():  # str keys and scalar values (the common case): as JSON writes them
+            if type(key) is not str or type(item) not in _SCALARS or key.startswith(_TAG):
+                break
+        else:
+            return value
         if all(type(k) is str and not k.startswith(_TAG) for k in value):
             return {k: tagged(v) for k, v in value.items()}
         pairs = [[tagged(k), tagged(v)] for k, v in value.items()]
         return {_TAG + "dict": sorted(pairs, key=_sort_key)}
     if kind is list:
-        return [tagged(v) for v in value]
+        for item in value:
+            if type(item) not in _SCALARS:
+                return [tagged(v) for v in value]
+        return value
     if kind is tuple:
         return {_TAG + "tuple": [tagged(v) for v in value]}
     if isinstance(value, BaseModel):
@@ -54,7 +69,10 @@ def tagged(value: Any) -> Any:
     plain = getattr(value, "value", None) if hasattr(type(value), "__members__") else None
     if plain is not None:  # an Enum member: its class and value
         return {_TAG + "enum": f"{kind.__module__}.{kind.__qualname__}", "value": tagged(plain)}
-    return {_TAG + "other": f"{kind.__module__}.{kind.__qualname__}", "repr": repr(value)}
+    try:  # any other object (a str or int subclass, a dataclass, ...): its pickled state, as the pickled form keeps
+        return {_TAG + "other": f"{kind.__module__}.{kind.__qualname__}", "pickle": _pickled(value).hex()}
+    except Exception:  # noqa: BLE001 - an object pickle cannot take: its repr
+        return {_TAG + "other": f"{kind.__module__}.{kind.__qualname__}", "repr": repr(value)}
 
 
 def _fields(model: BaseModel, exclude: set[str] | None = None) -> dict[str, Any]:
@@ -101,6 +119,47 @@ def digest_model(model: BaseModel, exclude: set[str] | None = None) -> str:
 def digest_dumped(qualified_name: str, dumped: dict[str, Any]) -> str:
     """What `digest_model` gives a model of that class whose `model_dump(mode="python")` is `dumped`."""
     return digest_bytes(_canonical_bytes((qualified_name, dumped)))
+
+
+# Set only while `digest_model_json` writes a model: a context variable, so a dump in another thread or task
+# serializes as it always did.
+_digesting: ContextVar[bool] = ContextVar("oac_digesting", default=False)
+
+
+def _faithful_any(value: Any) -> Any:
+    if type(value) in _SCALARS or not _digesting.get():  # (a scalar: JSON keeps it apart as it is)
+        return value
+    return tagged(value)
+
+
+# What JSON would blur, kept apart in `digest_model_json`: `AnyValue` is the `Any` of a field (or of a dict's
+# values, a tuple's items), `FAITHFUL` marks a typed field whose type does not fix what JSON tells apart (a bare
+# `dict`'s keys, a float that may be NaN or ±inf). While digesting they write `tagged(value)`; in every other JSON
+# dump the value serializes as it always did (an `Any` by inference, a typed field by its type), and a Python-mode
+# dump never calls them. tests/model/test_digest_coverage.py fails on a position reachable from a resolved agent
+# that JSON could blur and neither marks.
+AnyValue = Annotated[Any, PlainSerializer(_faithful_any, when_used="json")]
+# (FAITHFUL's function is a lambda: with no return type pydantic keeps the field's own type as its serialization
+# schema, so `model_json_schema(mode="serialization")` is unchanged.)
+FAITHFUL = WrapSerializer(lambda value, handler: tagged(value) if _digesting.get() else handler(value),
+                          when_used="json")
+
+
+def digest_model_json(model: BaseModel, exclude: set[str] | None = None) -> str:
+    """Digest of `model`'s JSON (pydantic, from Rust) with every `AnyValue` and `FAITHFUL` position tagged: what
+    `digest_model` keeps apart, for a model whose every position JSON could blur is marked, at a fraction of its
+    cost. A model JSON cannot hold (a lone surrogate) gets `digest_model`'s form, whose bytes start otherwise."""
+    kind = type(model)
+    token = _digesting.set(True)
+    try:
+        data = kind.__pydantic_serializer__.to_json(model, exclude=exclude)
+    except Exception:  # noqa: BLE001 - JSON cannot hold it: the pickled form
+        data = None
+    finally:
+        _digesting.reset(token)
+    if data is None:
+        return digest_model(model, exclude)
+    return digest_bytes(b"J" + f"{kind.__module__}.{kind.__qualname__}".encode() + b"\n" + data)
 
 
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent

@@ -10,9 +10,10 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, PrivateAttr
 
 from open_agent_compiler.errors import RegistryError
-from open_agent_compiler.model.hashing import digest_model
+from open_agent_compiler.model.hashing import digest_model, digest_model_json
 from open_agent_compiler.model.core.base import SharedFieldsSet, unvalidated
 from open_agent_compiler.model.core.agent import AgentDefinition, AgentVariant, ModelParameters
+from open_agent_compiler.model.core.evaluator import json_digest_is_faithful
 from open_agent_compiler.model.core.mock import MockProfile
 from open_agent_compiler.model.core.model_preset import ModelPreset
 from open_agent_compiler.model.core.template import PRIMARY_SLOT, CompilationConfig, TemplateTree
@@ -124,9 +125,10 @@ class ResolvedAgent(SharedFieldsSet):
         without a `tools` key is never one of an agent whose tools were given otherwise (that dump has one)."""
         private = _private_of(self)  # (`self._digest` misses the instance first: pydantic's __getattr__, ~10 µs)
         found = private["_digest"]
-        if found is None:
-            found = private["_digest"] = digest_model(self, exclude=_TOOLS) if self._tools_derived() \
-                else digest_model(self)
+        if found is None:  # (JSON from Rust with the blurrable positions tagged; pickled when a user's evaluator
+            # class has a position JSON blurs: see model/digest_coverage.py)
+            digest = digest_model_json if json_digest_is_faithful() else digest_model
+            found = private["_digest"] = digest(self, exclude=_TOOLS) if self._tools_derived() else digest(self)
         return found
 
     def _tools_derived(self) -> bool:

@@ -11,7 +11,7 @@ definition changes. The scope also covers the source of the code that computes k
 
 from collections.abc import Callable, Collection, Mapping, Sequence
 
-from open_agent_compiler.model.hashing import digest, source_fingerprint
+from open_agent_compiler.model.hashing import digest, digest_model_json, source_fingerprint
 from open_agent_compiler.model.registry import ResolvedConfig
 from open_agent_compiler.testing.discovery import TestCase
 from open_agent_compiler.testing.keys import JUDGING_CODE, KeyParts
@@ -48,7 +48,7 @@ class KeyCache:
             names = {name for case in found if (name := case.mock_profile)}
             for name in names:
                 if name not in profiles:  # (`names - profiles.keys()` would copy every key, once per agent)
-                    profiles[name] = digest(resolved.mock_profiles[name])
+                    profiles[name] = digest_model_json(resolved.mock_profiles[name])  # (tagged: see hashing)
             scope = digest([source_fingerprint(*JUDGING_CODE), agent.content_digest(),
                             artifact_digests.get(agent.compiled_name), sorted((n, profiles[n]) for n in names),
                             dialect, variant, invoker, judge])

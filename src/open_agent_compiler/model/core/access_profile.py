@@ -1,11 +1,12 @@
 """Access profiles: which concrete resource each symbolic resource name (`ToolDefinition.requires_resources`)
 is bound to. A profile may extend one other profile; its own bindings win."""
 
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from open_agent_compiler.model.core.base import Frozen, Text
+from open_agent_compiler.model.hashing import AnyValue
 
 ResourceKind = Literal[
     "api", "postgres", "sqlite", "mysql", "redis", "fs", "mcp", "vector_store", "queue", "websocket", "vllm",
@@ -18,7 +19,7 @@ class ResourceBinding(Frozen):
     tools a mock profile covers: tests never reach the real resource."""
 
     kind: ResourceKind
-    config: dict[str, Any] = Field(default_factory=dict)
+    config: dict[str, AnyValue] = Field(default_factory=dict)
     mock_only: bool = False
     description: Text = ""
 

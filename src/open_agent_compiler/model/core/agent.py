@@ -1,6 +1,6 @@
 """Agents: who they are, what they are told, which tools, skills and subagents they get, and their tests."""
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, model_validator
 
@@ -9,6 +9,7 @@ from open_agent_compiler.model.core.skill import SkillDefinition
 from open_agent_compiler.model.core.test_model import AgentTest, CapabilityTest, ToolTest
 from open_agent_compiler.model.core.tool import ToolDefinition
 from open_agent_compiler.model.core.workflow_model import WorkflowStepDefinition
+from open_agent_compiler.model.hashing import FAITHFUL, AnyValue
 
 AgentMode = Literal["primary", "subagent", "all"]
 ToolFormat = Literal["bash", "json", "both"]
@@ -55,7 +56,7 @@ McpServer = MCPServerDefinition  # our earlier name
 
 class ModelParameters(Frozen):
     model_name: str
-    temperature: float | None = None
+    temperature: Annotated[float | None, FAITHFUL] = None  # (FAITHFUL: NaN and inf kept apart from None)
     reasoning_effort: ReasoningEffort | None = None
 
 
@@ -81,7 +82,7 @@ class AgentDefinition(Frozen):
     workspace: str | None = None  # scratch directory pattern; "{name}" becomes the compiled agent name
     preamble: str = ""  # between system_prompt and the workflow (workflow only)
     postamble: str = ""  # after the workflow (workflow only)
-    prompt_sections: list[dict[str, Any]] = Field(default_factory=empty_list)  # when given, they make the system_prompt
+    prompt_sections: list[dict[str, AnyValue]] = Field(default_factory=empty_list)  # when given, they make the system_prompt
     inline_skills: bool = False  # workflow only: document each skill tool's command inline instead of by name
     default_tool_format: ToolFormat = "bash"
     tool_format_overrides: dict[str, ToolFormat] = Field(default_factory=dict)  # tool name -> format

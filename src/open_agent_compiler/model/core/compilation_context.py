@@ -14,6 +14,7 @@ from typing import Any
 from pydantic import Field
 
 from open_agent_compiler.model.core.base import Frozen
+from open_agent_compiler.model.hashing import AnyValue
 
 
 class CompilationContext(Frozen):
@@ -22,7 +23,7 @@ class CompilationContext(Frozen):
     access_profile_name: str | None = None
     mock_profile_name: str | None = None
     client_id: str | None = None
-    feature_flags: dict[str, Any] = Field(default_factory=dict)
+    feature_flags: dict[str, AnyValue] = Field(default_factory=dict)
 
     def flag(self, name: str, default: Any = False) -> Any:
         """A feature flag of this pass, `default` when the pass does not set it."""

@@ -6,6 +6,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from open_agent_compiler.model.core.base import Frozen, Text
+from open_agent_compiler.model.hashing import AnyValue
 
 MockKind = Literal["fixed", "sequence", "stateful_callable", "callable", "echo"]
 
@@ -19,8 +20,8 @@ class MockResponse(Frozen):
     """
 
     kind: MockKind = "fixed"
-    fixed_output: Any = None
-    sequence: tuple[Any, ...] = ()
+    fixed_output: AnyValue = None
+    sequence: tuple[AnyValue, ...] = ()
     callable_spec: str | None = None
     description: Text = ""
 

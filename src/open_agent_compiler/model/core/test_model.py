@@ -7,12 +7,13 @@
 """
 
 import re
-from typing import Any, Literal, get_args
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import Field, SerializeAsAny, field_validator, model_validator
 
 from open_agent_compiler.model.core.base import Frozen
 from open_agent_compiler.model.core.evaluator import Evaluator, FactSpec  # noqa: F401  (FactSpec: public path)
+from open_agent_compiler.model.hashing import FAITHFUL, AnyValue
 
 Evaluators = tuple[SerializeAsAny[Evaluator], ...]
 
@@ -62,7 +63,7 @@ class ToolTest(_TestBase):
     `tool` names the tool when the test is not defined on the tool itself (agent- or skill-scoped tests).
     """
 
-    input: dict[str, Any] = Field(default_factory=dict)
+    input: dict[str, AnyValue] = Field(default_factory=dict)
     tool: str | None = None
     mock_profile: str | None = None
 
@@ -84,7 +85,7 @@ class AgentTest(_TestBase):
     expected_tool_calls: tuple[str, ...] = ()
     turns: tuple[Turn, ...] = ()
     mock_profile: str | None = None
-    timeout_s: float = 60.0
+    timeout_s: Annotated[float, FAITHFUL] = 60.0  # (FAITHFUL: NaN and inf kept apart in the digest)
 
     @model_validator(mode="after")
     def _prompt_or_turns(self) -> "AgentTest":

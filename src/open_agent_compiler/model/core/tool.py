@@ -2,13 +2,14 @@
 
 import os
 from pathlib import PurePath
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
 from open_agent_compiler.model.core.base import Frozen, PathText, empty_list
 from open_agent_compiler.model.core.mock import MockResponse
 from open_agent_compiler.model.core.test_model import ToolTest
+from open_agent_compiler.model.hashing import FAITHFUL
 
 PermissionValue = Literal["allow", "ask", "deny"]
 
@@ -112,8 +113,8 @@ class ToolDefinitionLogicBash(Frozen):
 
 class ToolDefinitionLogicJson(Frozen):
     permission_json: JsonToolPermission
-    input_schema: dict | None = None
-    output_schema: dict | None = None
+    input_schema: Annotated[dict | None, FAITHFUL] = None
+    output_schema: Annotated[dict | None, FAITHFUL] = None
     positive_examples: list[str] = Field(default_factory=empty_list)
     negative_examples: list[str] = Field(default_factory=empty_list)
     mode_specific_rules: list[str] = Field(default_factory=empty_list)

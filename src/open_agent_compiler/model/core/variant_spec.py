@@ -1,12 +1,11 @@
 """Variants: one more compilation pass over the same agents with another model preset and file-name postfix."""
 
-from typing import Any
-
 from pydantic import Field, model_validator
 
 from open_agent_compiler.model.core.agent import AgentVariant
 from open_agent_compiler.model.core.base import Frozen, Text
 from open_agent_compiler.model.core.model_preset import ModelPreset
+from open_agent_compiler.model.hashing import AnyValue
 
 
 class VariantSpec(Frozen):
@@ -16,7 +15,7 @@ class VariantSpec(Frozen):
     postfix: str = ""
     preset: ModelPreset
     extra_providers: tuple[ModelPreset, ...] = ()
-    feature_flags: dict[str, Any] = Field(default_factory=dict)
+    feature_flags: dict[str, AnyValue] = Field(default_factory=dict)
     description: Text = ""
 
     @model_validator(mode="after")

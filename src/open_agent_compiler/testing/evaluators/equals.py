@@ -1,10 +1,11 @@
 """`equals`: the whole target, or a dotted `field` of it, equals `expected`."""
 
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import field_validator
 
 from open_agent_compiler.model.core.evaluator import EvaluationContext, Evaluator, EvaluatorResult
+from open_agent_compiler.model.hashing import AnyValue
 from open_agent_compiler.testing.evaluators._compare import compare_at
 from open_agent_compiler.testing.evaluators._paths import parse_path
 
@@ -17,7 +18,7 @@ class EqualsEvaluator(Evaluator):
     """
 
     kind: Literal["equals"] = "equals"
-    expected: Any
+    expected: AnyValue
     field: str | None = None
 
     @field_validator("field")

@@ -1,10 +1,11 @@
 """`json_path`: the value at a dotted `path` (dict keys and list indices, e.g. `items.0.name`) equals `expected`."""
 
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import field_validator
 
 from open_agent_compiler.model.core.evaluator import EvaluationContext, Evaluator, EvaluatorResult
+from open_agent_compiler.model.hashing import AnyValue
 from open_agent_compiler.testing.evaluators._compare import compare_at
 from open_agent_compiler.testing.evaluators._paths import parse_path
 
@@ -14,7 +15,7 @@ class JsonPathEvaluator(Evaluator):
 
     kind: Literal["json_path"] = "json_path"
     path: str
-    expected: Any
+    expected: AnyValue
 
     @field_validator("path")
     @classmethod

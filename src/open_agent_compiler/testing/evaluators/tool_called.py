@@ -1,11 +1,12 @@
 """`tool_called`: the trajectory has at least `min_count` calls to `tool_name` (whose arguments include
 `with_args_subset`, if given)."""
 
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import Field
 
 from open_agent_compiler.model.core.evaluator import EvaluationContext, Evaluator, EvaluatorResult, ToolCall
+from open_agent_compiler.model.hashing import AnyValue
 from open_agent_compiler.testing.evaluators._show import show, truncate
 from open_agent_compiler.testing.evaluators._values import is_subset
 
@@ -23,7 +24,7 @@ class ToolCalledEvaluator(Evaluator):
 
     kind: Literal["tool_called"] = "tool_called"
     tool_name: str = Field(min_length=1)
-    with_args_subset: dict[str, Any] | None = None
+    with_args_subset: dict[str, AnyValue] | None = None
     min_count: int = Field(default=1, ge=1)
 
     def evaluate(self, context: EvaluationContext) -> EvaluatorResult:
