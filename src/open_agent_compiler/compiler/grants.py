@@ -13,8 +13,8 @@ from pydantic import ConfigDict
 
 from open_agent_compiler.errors import OacError
 from open_agent_compiler.model.core.agent import McpServer
-from open_agent_compiler.model.core.base import SharedFieldsSet
-from open_agent_compiler.model.registry import ResolvedAgent, private_attributes
+from open_agent_compiler.model.core.base import SharedFieldsSet, private_attributes
+from open_agent_compiler.model.registry import ResolvedAgent
 
 Action = Literal["allow", "ask", "deny"]
 ACTIONS: tuple[Action, ...] = ("allow", "ask", "deny")  # least to most restrictive

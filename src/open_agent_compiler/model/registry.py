@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, PrivateAttr
 
 from open_agent_compiler.errors import RegistryError
 from open_agent_compiler.model.hashing import digest_model, digest_model_json
-from open_agent_compiler.model.core.base import SharedFieldsSet, unvalidated
+from open_agent_compiler.model.core.base import SharedFieldsSet, private_attributes, unvalidated
 from open_agent_compiler.model.core.agent import AgentDefinition, AgentVariant, ModelParameters
 from open_agent_compiler.model.core.evaluator import json_digest_is_faithful
 from open_agent_compiler.model.core.mock import MockProfile
@@ -66,17 +66,6 @@ class ReachableTool(SharedFieldsSet):
 _TOOL_AND_WHERE = {"tool", "where"}  # the fields set every ReachableTool shares (never changed in place)
 
 
-# A model's private attributes (`PrivateAttr`), read and set in place: `self._name` is not in the instance's
-# `__dict__`, so every read raised and caught an AttributeError before pydantic's `__getattr__` found it (~10 µs);
-# a set went through pydantic's `__setattr__`. The dict is pydantic's own store of them (`__pydantic_private__`).
-_private_of = BaseModel.__dict__["__pydantic_private__"].__get__
-
-
-def private_attributes(model: BaseModel) -> dict[str, Any]:
-    """`model`'s private attributes, the dict pydantic keeps them in (read and set in place)."""
-    return _private_of(model)  # type: ignore[no-any-return]
-
-
 def _same_fields(model: BaseModel, other: BaseModel) -> bool:
     """pydantic's equality without the private attributes: those are caches of what the fields determine, so a
     value whose cache is filled equals a fresh one."""
@@ -123,7 +112,7 @@ class ResolvedAgent(SharedFieldsSet):
         same tool objects found at the same places, as `resolve_config` makes them), every tool is already in
         the definition's dump: `tools` is left out of it (a third of an agent's dumped bytes), and a dump
         without a `tools` key is never one of an agent whose tools were given otherwise (that dump has one)."""
-        private = _private_of(self)  # (`self._digest` misses the instance first: pydantic's __getattr__, ~10 µs)
+        private = private_attributes(self)  # (`self._digest` first misses the instance: ~10 µs)
         found = private["_digest"]
         if found is None:  # (JSON from Rust with the blurrable positions tagged; pickled when a user's evaluator
             # class has a position JSON blurs: see model/digest_coverage.py)
@@ -176,7 +165,7 @@ class ResolvedConfig(BaseModel):
         return _same_fields(self, other) if type(other) is type(self) else NotImplemented  # type: ignore[arg-type]
 
     def agent(self, slot: str) -> ResolvedAgent:
-        private = _private_of(self)
+        private = private_attributes(self)
         by_slot = private["_by_slot"]
         if by_slot is None:  # built once; a private attribute may be set on a frozen model
             by_slot = private["_by_slot"] = {agent.slot: agent for agent in self.agents}
@@ -214,7 +203,7 @@ class ResolvedConfig(BaseModel):
     def tools(self) -> list[ReachableTool]:
         """Every reachable tool once, first place found kept. Found once (the model is frozen; a run asks up to
         three times: script targets, script files, discovery's profile check); each call gets its own list."""
-        private = _private_of(self)
+        private = private_attributes(self)
         agents = self.agents
         found = private["_tools"]
         if found is None or found[0] is not agents:  # (a `model_copy` with other agents copies this cache too)

@@ -12,6 +12,10 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict
 _SHARED_FIELDS: dict[type, list[set[str]]] = {}
 _KEPT_SETS = 4
 _set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__  # the slot's own setter
+# A model's private attributes (`PrivateAttr`), the dict pydantic keeps them in, read and set in place: `self._name`
+# is not in the instance's `__dict__`, so a read raised and caught an AttributeError before pydantic's `__getattr__`
+# found it (~10 µs), and a set went through pydantic's `__setattr__`.
+private_attributes = BaseModel.__dict__["__pydantic_private__"].__get__
 
 
 _Model = TypeVar("_Model", bound=BaseModel)
