@@ -3,10 +3,10 @@
 doit's `TaskDispatcher._add_task` is a generator (wrapped in a second one that drops `None`s) that walks a task's
 loader, calc_dep, task_dep and setup tasks before it yields the task itself. A test of ours with no
 `task_dep` (every mock-only test), no calc_dep, no setup tasks and no delayed loader goes through all of it to
-yield itself once: two generator frames, two list copies and two empty `_node_add_wait_run` passes a test
-(1.7 % of a warm 5,000-test run's instructions, 60 M of 3.56 G, measured with cachegrind). For exactly those tasks the node's
-steps are an iterator that yields the task once, which is what doit's generator yields for them; every other
-task keeps doit's generator. Dispatch order, statuses, dependents and reporting are doit's.
+yield itself once: two generator frames, two list copies and two empty `_node_add_wait_run` passes a test (1.7 %
+of a warm 5,000-test run's instructions, 60 M of 3.56 G, cachegrind). For exactly those tasks the node's steps
+are an iterator that yields the task once, which is what doit's generator yields for them; every other task
+keeps doit's generator. Dispatch order, statuses, dependents and reporting are doit's.
 """
 
 from collections.abc import Callable, Iterator

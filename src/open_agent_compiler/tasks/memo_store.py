@@ -5,9 +5,9 @@ rest, and a file whose digest does not match (damaged, edited, truncated) is a m
 that is missing or not a regular file is a miss. Writes go through `fsio` (atomic, never through a symlink
 planted in `.oac/`; concurrent runs simply race to the same content). `oac compile` never reads these.
 
-The key cache's payload is JSON, each scope's keys packed into two strings. The render memo's is a JSON index (each entry's key and length) followed by
-the rendered bytes, one after the other: decoding 1.6 MB of rendered agents as JSON strings took 42 M
-instructions of a warm 5,000-test run (1.2 %), slicing them out of one read takes ~3 M.
+The key cache's payload is JSON, each scope's keys packed into two strings. The render memo's is a JSON index
+(each entry's key and length) followed by the rendered bytes, one after the other: decoding 1.6 MB of rendered
+agents as JSON strings took 42 M instructions of a warm 5,000-test run (1.2 %), slicing them out of one read ~3 M.
 """
 
 import json
@@ -68,23 +68,25 @@ def memo_entries(payload: bytes) -> dict[str, bytes]:
     """The render memo's entries from its verified payload; {} for any other format (an older memo: rebuilt)."""
     if not payload.startswith(_MEMO_FORMAT):
         return {}
-    index, newline, blob = payload[len(_MEMO_FORMAT):].partition(b"\n")
+    newline = payload.find(b"\n", len(_MEMO_FORMAT))
+    if newline < 0:
+        return {}
     try:
-        listed = json.loads(index)
+        listed = json.loads(payload[len(_MEMO_FORMAT):newline])
     except ValueError:
         return {}
-    if not newline or not isinstance(listed, list):
+    if not isinstance(listed, list):
         return {}
     entries: dict[str, bytes] = {}
-    view = memoryview(blob)
-    at = 0
+    view = memoryview(payload)  # (each entry copied out once: the 1.6 MB payload is not copied whole)
+    at, end = newline + 1, len(payload)
     for item in listed:
         if not (isinstance(item, list) and len(item) == 2 and isinstance(item[0], str) and type(item[1]) is int
-                and 0 <= item[1] <= len(blob) - at):
+                and 0 <= item[1] <= end - at):
             return {}
         entries[item[0]] = bytes(view[at:at + item[1]])
         at += item[1]
-    return entries if at == len(blob) else {}
+    return entries if at == end else {}
 
 
 def memo_payload(entries: dict[str, bytes]) -> bytes:

@@ -52,7 +52,8 @@ class TestCase(SharedFieldsSet):
         tool). Validation cost ~28,000 instructions a case: 3.8 % of a warm 5,000-test run."""
         return unvalidated(cls, {
             "test_id": test_id, "kind": kind, "name": name, "target_name": target_name, "where": where, "test": test,
-            "found_in": found_in, "slot": slot, "tool": tool}, _GIVEN_WITH_TOOL if tool is not None else _GIVEN_WITH_SLOT)
+            "found_in": found_in, "slot": slot, "tool": tool},
+            _GIVEN_WITH_TOOL if tool is not None else _GIVEN_WITH_SLOT)
 
 
 # The fields a discovered case is given (a tool test names its tool, the others their slot), one set each that

@@ -82,7 +82,8 @@ class AgentDefinition(Frozen):
     workspace: str | None = None  # scratch directory pattern; "{name}" becomes the compiled agent name
     preamble: str = ""  # between system_prompt and the workflow (workflow only)
     postamble: str = ""  # after the workflow (workflow only)
-    prompt_sections: list[dict[str, AnyValue]] = Field(default_factory=empty_list)  # when given, they make the system_prompt
+    # when given, they make the system_prompt
+    prompt_sections: list[dict[str, AnyValue]] = Field(default_factory=empty_list)
     inline_skills: bool = False  # workflow only: document each skill tool's command inline instead of by name
     default_tool_format: ToolFormat = "bash"
     tool_format_overrides: dict[str, ToolFormat] = Field(default_factory=dict)  # tool name -> format
