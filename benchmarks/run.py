@@ -45,7 +45,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--sizes", help="comma-separated test counts (multiples of 5), overriding the preset")
     parser.add_argument("--reps", type=int, help="runs per measurement below 20,000 tests (median reported)")
     parser.add_argument("--large-reps", type=int, help="runs per measurement from 20,000 tests on")
-    parser.add_argument("--ours-oac", help="our oac executable (default: next to this Python, else .venv/bin/oac)")
+    parser.add_argument("--ours-oac", help="our oac executable (default: this checkout installed into a "
+                        "virtualenv on the anchor's Python, under the cache directory)")
     parser.add_argument("--anchor-python", help="Python 3.12 used to create the anchor's virtualenv")
     parser.add_argument("--work", type=Path, default=impls.CACHE / "work")
     parser.add_argument("--results", type=Path, default=RESULTS)
@@ -198,8 +199,10 @@ def main(argv: list[str] | None = None) -> int:
         return only_results_view(args)
     sizes = tuple(int(s) for s in args.sizes.split(",")) if args.sizes else None
     plan = preset(args.preset, sizes=sizes, reps=args.reps, large_reps=args.large_reps)
-    ours = impls.find_ours(args.ours_oac)
     anchor = impls.ensure_anchor(impls.CACHE / "anchor-venv", args.anchor_python)
+    # one interpreter for both (the anchor needs >= 3.12); --ours-oac runs ours on whatever Python it names
+    ours = impls.find_ours(args.ours_oac) if args.ours_oac else impls.ensure_ours_on(
+        impls.find_python312(args.anchor_python))
     for impl in (ours, anchor):
         impls.precompile(impl)
     bench = Bench({"ours": ours, "anchor": anchor}, timeout=RUN_TIMEOUT_S)
