@@ -257,3 +257,40 @@ def test_the_key_and_the_saved_view_are_pydantics(definition: str, target: str, 
         assert view["files"] is not each.files  # a copy: what is saved is not the parts' own dict
         held = KeyParts.packed_view(each.packed())  # what a test action saves from the plan's packed parts
         assert held == dumped and list(held) == list(dumped) and held["files"] is not each.files
+
+
+def test_paths_are_resolved_and_labelled_as_pathlib_does(tmp_path: Path) -> None:
+    """FileDigests resolves with `os.path.realpath` and labels by text: the same answers as
+    `(root / path).resolve()` and `relative_to(root).as_posix()` (else the absolute path), folder slash kept."""
+    root = tmp_path / "project"
+    (root / "pkg" / "deep").mkdir(parents=True)
+    (root / "pkg" / "mod.py").write_text("x = 1\n")
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (outside / "lib.py").write_text("y = 2\n")
+    (root / "link_out").symlink_to(outside)
+    (root / "link_in").symlink_to(root / "pkg")
+    (root / "dangling").symlink_to(root / "nowhere")
+    via_link = tmp_path / "alias"
+    via_link.symlink_to(root)
+
+    def pathlib_label(base: Path, path: str) -> str:
+        full = (base / path).resolve()
+        try:
+            label = full.relative_to(base.resolve()).as_posix()
+        except ValueError:
+            label = full.as_posix()
+        return label + "/" if path.endswith("/") else label
+
+    paths = ["pkg/mod.py", "./pkg/../pkg/mod.py", "pkg/", "pkg/deep/", "link_out/lib.py", "link_in/mod.py",
+             "dangling", "missing.py", "../elsewhere/lib.py", str(outside / "lib.py"), str(root / "pkg" / "mod.py"),
+             "", ".", "pkg//mod.py", "/", str(root) + "/"]
+    for base in (root, via_link):
+        files = FileDigests(base)
+        for path in paths:
+            assert files.label(path) == pathlib_label(base, path), (base, path)
+            if not path.endswith("/") and (base / path).resolve().is_file():
+                assert files(path) == FileDigests(base)(Path((base / path).resolve()))
+    assert FileDigests(root)("link_out/lib.py") == FileDigests(outside)("lib.py")
+    assert FileDigests(root)("dangling") == "missing"
+    assert FileDigests(Path("/")).label("/etc/") == "etc/"
