@@ -13,6 +13,7 @@ each marked position writes its `tagged` form instead (outside a digest it seria
 
 import io
 import json
+import os
 import pickle
 from contextvars import ContextVar
 from functools import cache
@@ -165,9 +166,30 @@ def digest_model_json(model: BaseModel, exclude: set[str] | None = None) -> str:
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent
 
 
-@cache
 def source_fingerprint(*subpackages: str) -> str:
     """Digest of the source of this package's `subpackages` (recursively), read once per process: a cache of
-    what that code computes keys on it, so editing or upgrading the code never serves an old result."""
-    files = sorted(path for name in subpackages for path in (PACKAGE_ROOT / name).rglob("*.py"))
-    return digest([(path.relative_to(PACKAGE_ROOT).as_posix(), digest_bytes(path.read_bytes())) for path in files])
+    what that code computes keys on it, so editing or upgrading the code never serves an old result. The order
+    of the names does not matter (the files are sorted): ("compiler", "model") and ("model", "compiler") are
+    one fingerprint, read once."""
+    return _fingerprint(tuple(sorted(subpackages)))
+
+
+@cache
+def _fingerprint(subpackages: tuple[str, ...]) -> str:
+    # Walked and cut as text: pathlib's rglob and relative_to over ~130 files cost ~40 ms of a warm run on 3.12
+    # (profiled). The files in the order pathlib sorts them (by their parts), named by their POSIX relative path.
+    root = str(PACKAGE_ROOT)
+    files: list[tuple[tuple[str, ...], str]] = []
+    for name in subpackages:
+        for folder, _, names in os.walk(os.path.join(root, name)):
+            parts = tuple(os.path.relpath(folder, root).split(os.sep))
+            files.extend(((*parts, file), os.path.join(folder, file)) for file in names if file.endswith(".py"))
+    files.sort()
+    entries = []
+    for parts, path in files:
+        with open(path, "rb") as handle:
+            entries.append(("/".join(parts), digest_bytes(handle.read())))
+    return digest(entries)
+
+
+source_fingerprint.cache_clear = _fingerprint.cache_clear  # type: ignore[attr-defined]  # (as a new process)
