@@ -64,14 +64,15 @@ def ensure_ours_on(interpreter: Path) -> Implementation:
     both implementations run on one Python: ours on 3.11 against the anchor on 3.12 read ~5-8 % faster than ours
     on 3.12 (warm, 5,000 tests). Created once per checkout (idempotent); the source stays this checkout's."""
     venv = CACHE / f"ours-venv-{hashlib.sha256(str(REPO).encode()).hexdigest()[:10]}"
-    python = venv / "bin" / "python"
-    if _installed_from(python) != (python_version(interpreter), str(REPO / "src")):
+    python, source = venv / "bin" / "python", str(REPO / "src")
+    found = _installed_from(python)
+    if found != (python_version(interpreter), source):
         print(f"benchmark: installing this checkout into {venv} ({interpreter})", flush=True)
         subprocess.run([str(interpreter), "-m", "venv", "--clear", str(venv)], check=True)
         subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "-e",
                         str(REPO)], check=True)
-    found = _installed_from(python)
-    if found is None or found[1] != str(REPO / "src"):
+        found = _installed_from(python)
+    if found is None or found[1] != source:
         raise SystemExit(f"benchmark: {venv} does not import this checkout's package (found {found})")
     return Implementation("ours", venv / "bin" / "oac", python, _package_version(python) or "?")
 

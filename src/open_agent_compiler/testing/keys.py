@@ -40,9 +40,8 @@ class FileDigests:
 
     def __init__(self, root: Path) -> None:
         self.root = root
-        self._resolved_root = root.resolve()
-        resolved = str(self._resolved_root)
-        self._under_root = resolved if resolved.endswith(os.sep) else resolved + os.sep
+        self._root_text = str(root.resolve())
+        self._under_root = os.path.join(self._root_text, "")  # (with one trailing separator, "/" as it is)
         self._cache: dict[str, str] = {}
         self._by_name: dict[str, str] = {}
         self._labels: dict[str, str] = {}
@@ -85,7 +84,7 @@ class FileDigests:
             full = self._resolved(key)
             if full.startswith(self._under_root):
                 label = full[len(self._under_root):]
-            elif full == str(self._resolved_root):
+            elif full == self._root_text:
                 label = "."
             else:
                 label = full
