@@ -242,6 +242,7 @@ def test_the_render_memo_payload_gives_back_its_entries(entries: dict[str, bytes
 @pytest.mark.parametrize("payload", [
     b'{"entries":{"k":"text"}}',  # the format before: rebuilt, never misread
     b"oac render memo 2\n" + b'[["k",5]]',  # no blob line
+    b"oac render memo 2\n" + b'[["k",29]] ',  # no newline after the index, yet its length is the payload's
     b"oac render memo 2\n" + b'[["k",5]]\nabc',  # shorter than its index says
     b"oac render memo 2\n" + b'[["k",2]]\nabc',  # longer
     b"oac render memo 2\n" + b'[["k",-1]]\nabc',
