@@ -99,16 +99,19 @@ def precompile(impl: Implementation) -> None:
 
 
 def find_python312(explicit: str | None = None) -> Path:
+    """The first Python 3.12 that really runs: pyenv's versions, then PATH (a pyenv shim there may exit 127)."""
     if explicit:
         return Path(explicit)
     pyenv_root = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv"))
-    found = sorted(glob.glob(str(pyenv_root / "versions" / "3.12*" / "bin" / "python")))
-    if found:
-        return Path(found[-1])
-    on_path = shutil.which("python3.12")
-    if on_path:
-        return Path(on_path)
-    raise SystemExit("benchmark: no Python 3.12 found (pyenv or python3.12 on PATH); pass --anchor-python")
+    candidates = sorted(glob.glob(str(pyenv_root / "versions" / "3.12*" / "bin" / "python")), reverse=True)
+    candidates += [c for c in (shutil.which("python3.12"),) if c]
+    for candidate in candidates:
+        probe = subprocess.run([candidate, "-c", "import sys; assert sys.version_info[:2] == (3, 12)"],
+                               capture_output=True, timeout=60)
+        if probe.returncode == 0:
+            return Path(candidate)
+    raise SystemExit(f"benchmark: no Python 3.12 that runs (tried: {', '.join(candidates) or 'none found'}); "
+                     "pass --anchor-python")
 
 
 def ensure_anchor(venv: Path | None = None, python312: str | None = None) -> Implementation:

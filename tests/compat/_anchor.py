@@ -35,12 +35,29 @@ def venv_dir() -> Path:
     return Path(os.environ.get("OAC_ANCHOR_VENV") or Path.home() / ".cache/oac-anchor/venv")
 
 
-def _python312() -> str | None:
-    found = shutil.which("python3.12")
-    if found:
-        return found
-    candidates = sorted(glob.glob(str(Path.home() / ".pyenv/versions/3.12*/bin/python3.12")))
-    return candidates[-1] if candidates else None
+def _python312_candidates() -> list[str]:
+    """Every place a Python 3.12 may be, in order: PATH (may be a pyenv shim that only exits 127), pyenv, the system."""
+    pyenv_root = Path(os.environ.get("PYENV_ROOT") or Path.home() / ".pyenv")
+    found = [shutil.which("python3.12") or ""]
+    found += sorted(glob.glob(str(pyenv_root / "versions/3.12*/bin/python3.12")), reverse=True)
+    found += ["/usr/local/bin/python3.12", "/usr/bin/python3.12"]
+    return list(dict.fromkeys(f for f in found if f and os.path.isfile(f)))
+
+
+def _python312() -> tuple[str | None, str]:
+    """The first candidate that really runs as 3.12, and a line saying what was tried."""
+    tried = []
+    for candidate in _python312_candidates():
+        try:
+            probe = subprocess.run([candidate, "-c", "import sys; assert sys.version_info[:2] == (3, 12)"],
+                                   capture_output=True, timeout=60)
+        except (OSError, subprocess.SubprocessError) as exc:
+            tried.append(f"{candidate} ({type(exc).__name__})")
+            continue
+        if probe.returncode == 0:
+            return candidate, f"using {candidate}"
+        tried.append(f"{candidate} (exit {probe.returncode})")
+    return None, "tried " + (", ".join(tried) or "nothing: none found")
 
 
 def _installed(venv: Path) -> bool:
@@ -57,9 +74,9 @@ def anchor_venv() -> Path:
     venv = venv_dir()
     if _installed(venv):
         return venv
-    python = _python312()
+    python, tried = _python312()
     if python is None:
-        unavailable("no Python 3.12 interpreter (python3.12 on PATH or under ~/.pyenv/versions)")
+        unavailable(f"no Python 3.12 interpreter that runs (PATH, pyenv's versions, the system's): {tried}")
     venv.parent.mkdir(parents=True, exist_ok=True)
     with open(venv.with_name(venv.name + ".lock"), "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # one creator; the others wait and then find it installed
@@ -71,9 +88,10 @@ def anchor_venv() -> Path:
             install = subprocess.run([str(venv / "bin/python"), "-m", "pip", "install", "-q",
                                       f"open-agent-compiler=={VERSION}"], capture_output=True, text=True, timeout=900)
         except (OSError, subprocess.SubprocessError) as exc:
-            unavailable(f"creating the venv failed: {exc}")
+            unavailable(f"creating the venv failed ({tried}): {exc}")
         if install.returncode != 0:
-            unavailable("pip install failed: " + (install.stderr.strip().splitlines() or ["no output"])[-1])
+            last = (install.stderr.strip().splitlines() or ["no output"])[-1]
+            unavailable(f"pip install failed ({tried}): {last}")
         if not _installed(venv):
             unavailable(f"the installed package does not report version {VERSION}")
     return venv
