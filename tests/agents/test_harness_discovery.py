@@ -44,7 +44,11 @@ def test_the_invoker_finds_an_install_in_the_default_home_without_any_variable(t
 def test_installer_ci_and_test_packages_agree_on_the_home() -> None:
     installer = (REPO / ".ci/install-harnesses").read_text()
     assert re.search(r'^H="\$\{HARNESS_DIR:-\$HOME/\.cache/oac/harnesses\}"$', installer, re.M)
-    assert "HARNESS_DIR=" not in (REPO / ".ci/run").read_text()  # nothing to set: the default is shared
+    ci = (REPO / ".ci/run").read_text()
+    # CI installs into a folder it empties first and exports it, so the installer and the suite read one place
+    assert re.search(r'^rm -rf "\$CACHE" && mkdir -p "\$CACHE"', ci, re.M)
+    assert re.search(r'^export HARNESS_DIR="\$CACHE/harnesses" ', ci, re.M)
+    assert ci.index("export HARNESS_DIR") < ci.index("bash .ci/install-harnesses") < ci.index("pytest -q")
     probe = ("import sys; sys.path[:0] = ['tests/harness', 'tests/agents']; import _harness, test_harness_runs; "
              "from open_agent_compiler.testing.invokers.harness.base import harness_dir; "
              "print(_harness.HARNESS_DIR == test_harness_runs.HARNESS_DIR == harness_dir())")
