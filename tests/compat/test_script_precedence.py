@@ -11,7 +11,7 @@ from open_agent_compiler import (
     ToolDefinitionLogicJson,
     ToolScriptDefinition,
 )
-from open_agent_compiler.testing.handlers import handler_scripts
+from open_agent_compiler.execution.handlers import handler_scripts
 
 
 def test_inline_contents_win_over_the_source_file(tmp_path: Path) -> None:

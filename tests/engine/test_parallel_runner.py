@@ -198,7 +198,7 @@ from doit.doit_cmd import DoitMain
 
 import open_agent_compiler.tasks.signals  # noqa: F401 - workers die with this process (a hang is killed whole)
 from open_agent_compiler.tasks.parallel import prefetching_runner
-from open_agent_compiler.testing.deadline import Deadline
+from open_agent_compiler.execution.deadline import Deadline
 
 root = sys.argv[1]
 

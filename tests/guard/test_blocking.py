@@ -1,7 +1,7 @@
 """The "blocking call" column of the user-code fault matrix: each of the 7 kinds of user code blocks for ever.
 
 Inside a test (callable mock, handler, custom evaluator, model script, judge, invoker) the one deadline
-(`testing.deadline`) ends it: that test FAILs `timed out after Ns` and the run goes on (the other test passes).
+(`execution.deadline`) ends it: that test FAILs `timed out after Ns` and the run goes on (the other test passes).
 At load time (the registry factory, a judge factory, an invoker factory) the run's `--timeout` bounds it: one
 line and exit 2. Nothing waits for the blocked code: every run ends within a few seconds of its deadline.
 """
@@ -203,7 +203,7 @@ def test_user_code_blocking_at_load_time_is_one_line_and_exit_2(kind: str, proje
 def test_at_the_deadline_its_stoppers_run_and_one_registered_late_runs_at_once() -> None:
     import threading
 
-    from open_agent_compiler.testing.deadline import Deadline, TimedOut, stop_at_deadline
+    from open_agent_compiler.execution.deadline import Deadline, TimedOut, stop_at_deadline
 
     stopped = threading.Event()
 
@@ -225,7 +225,7 @@ def test_an_outer_deadline_stops_what_runs_under_an_inner_one() -> None:
     """A harness turn (inner deadline, long) inside a test (outer deadline, short): the test's deadline stops it."""
     import threading
 
-    from open_agent_compiler.testing.deadline import Deadline, TimedOut, stop_at_deadline
+    from open_agent_compiler.execution.deadline import Deadline, TimedOut, stop_at_deadline
 
     stopped = threading.Event()
 
@@ -243,7 +243,7 @@ def test_a_thread_whose_body_ended_carries_the_next_one_and_a_blocked_one_is_lef
     the next body runs in another one and ends on time; the thread-local deadline stack is the body's only."""
     import threading
 
-    from open_agent_compiler.testing.deadline import Deadline, TimedOut, current
+    from open_agent_compiler.execution.deadline import Deadline, TimedOut, current
 
     def here() -> tuple[int, bool]:
         return threading.get_ident(), current() is not None
@@ -265,7 +265,7 @@ def test_a_forked_child_runs_bodies_in_threads_of_its_own() -> None:
     """A doit `-n` worker is a fork of the engine, whose idle carrier thread does not exist in the child."""
     import os
 
-    from open_agent_compiler.testing.deadline import Deadline
+    from open_agent_compiler.execution.deadline import Deadline
 
     assert Deadline(5).run(lambda: 1) == 1  # the parent now holds an idle carrier
     pid = os.fork()

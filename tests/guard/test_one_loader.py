@@ -28,7 +28,7 @@ def test_nothing_outside_the_loader_imports_user_code() -> None:
         if relative.startswith("usercode/") or relative in OWN_MODULES_ONLY:
             continue
         for number, line in enumerate(path.read_text().splitlines(), 1):
-            if IMPORTING.search(line.split("#", 1)[0]) and "open_agent_compiler.testing.handler_child" not in line:
+            if IMPORTING.search(line.split("#", 1)[0]) and "open_agent_compiler.execution.handler_child" not in line:
                 offenders.append(f"{relative}:{number}: {line.strip()}")
     assert not offenders, "import user code through open_agent_compiler.usercode.loader:\n" + "\n".join(offenders)
 

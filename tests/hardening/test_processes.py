@@ -16,8 +16,9 @@ from open_agent_compiler import ToolDefinition, ToolDefinitionHeader
 from open_agent_compiler.model.core.tool import (
     JsonToolPermission, ScriptDefinition, ToolDefinitionLogicJson, ToolScriptDefinition,
 )
-from open_agent_compiler.testing import keeper, zygote
-from open_agent_compiler.testing.handlers import run_handler, start_handler
+from open_agent_compiler.execution import zygote
+from open_agent_compiler.execution import keeper
+from open_agent_compiler.execution.handlers import run_handler, start_handler
 from proc_helpers import Fifo, all_end, group_members, misbehaving_tool
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="process-tree checks read /proc")
@@ -113,8 +114,8 @@ def test_cancel_kills_the_tree(tmp_path: Path, fifo: Fifo) -> None:
 ENGINE = '''
 import sys
 from pathlib import Path
-from open_agent_compiler.testing import zygote
-from open_agent_compiler.testing.handlers import run_handler
+from open_agent_compiler.execution import zygote
+from open_agent_compiler.execution.handlers import run_handler
 sys.path.insert(0, {helpers!r})
 from proc_helpers import misbehaving_tool
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from open_agent_compiler.testing.process_tree import descendants
+from open_agent_compiler.execution.process_tree import descendants
 from proc_helpers import MISBEHAVING, Fifo, all_end
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="process-tree checks read /proc")

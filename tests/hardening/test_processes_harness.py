@@ -123,7 +123,7 @@ def test_what_a_killed_process_group_left_is_cleaned_by_the_next_run_by_pid_file
 
 
 def test_a_pid_file_of_a_live_run_or_not_ours_is_left_alone(tmp_path: Path) -> None:
-    from open_agent_compiler.testing import leftovers
+    from open_agent_compiler.execution import leftovers
 
     procs = tmp_path / ".oac" / "procs"
     procs.mkdir(parents=True)
@@ -162,7 +162,7 @@ def test_kill_9_of_oac_mid_turn_of_real_opencode_leaves_nothing(tmp_path: Path) 
     """The same with the real `opencode` (skipped when it is not installed): its whole tree goes."""
     import shutil
 
-    from open_agent_compiler.testing import leftovers
+    from open_agent_compiler.execution import leftovers
 
     harnesses = Path(os.environ.get("HARNESS_DIR", Path.home() / ".cache" / "oac" / "harnesses"))
     try:

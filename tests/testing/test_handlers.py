@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from open_agent_compiler import ToolDefinition, ToolDefinitionHeader
-from open_agent_compiler.testing import zygote
-from open_agent_compiler.testing.handlers import run_handler
+from open_agent_compiler.execution import zygote
+from open_agent_compiler.execution.handlers import run_handler
 
 HANDLER = '''
 import os, subprocess, sys
@@ -113,7 +113,7 @@ def _wait_until_done(started) -> None:
 
 
 def test_a_handler_started_early_keeps_its_answer_until_asked(tmp_path: Path) -> None:
-    from open_agent_compiler.testing.handlers import start_handler
+    from open_agent_compiler.execution.handlers import start_handler
 
     (tmp_path / "chatty.py").write_text(CHATTY)
     chatty = ToolDefinition(header=ToolDefinitionHeader(name="chatty", description="c"), handler_script="chatty.py")
@@ -126,7 +126,7 @@ def test_a_handler_started_early_keeps_its_answer_until_asked(tmp_path: Path) ->
 
 
 def test_cancel_kills_a_started_handler_and_what_it_started(tool: ToolDefinition, tmp_path: Path) -> None:
-    from open_agent_compiler.testing.handlers import start_handler
+    from open_agent_compiler.execution.handlers import start_handler
 
     zygote.start()
     started = start_handler(tool, {"mode": "spawn-and-hang"}, project_root=tmp_path, timeout=60)

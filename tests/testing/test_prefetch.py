@@ -2,8 +2,8 @@
 
 import pytest
 
-from open_agent_compiler.testing import prefetch as prefetch_module
-from open_agent_compiler.testing.prefetch import HandlerPrefetch
+from open_agent_compiler.execution import prefetch as prefetch_module
+from open_agent_compiler.execution.prefetch import HandlerPrefetch
 
 
 class FakeStarted:

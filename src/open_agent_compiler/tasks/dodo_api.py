@@ -15,7 +15,7 @@ from open_agent_compiler.tasks.file_checker import OacFileChecker
 from open_agent_compiler.tasks.gc_tuning import RUN_THRESHOLDS
 from open_agent_compiler.tasks.graph import TEST_GROUP, TestPlan
 from open_agent_compiler.tasks.parallel import StopWhenTold
-from open_agent_compiler.testing import zygote
+from open_agent_compiler.execution import zygote
 from open_agent_compiler.tasks.reporter import OacReporter
 from open_agent_compiler.tasks.settings import STATE_DB, STATE_DIR, build_options
 

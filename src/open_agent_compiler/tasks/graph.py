@@ -39,9 +39,9 @@ from open_agent_compiler.usercode import project_imports
 from open_agent_compiler.testing.discovery import TestCase
 from open_agent_compiler.testing.keys import KeyParts, callable_specs, discovered_path
 from open_agent_compiler.testing.mocks import resolve_mock
-from open_agent_compiler.testing.prefetch import HandlerPrefetch
+from open_agent_compiler.execution.prefetch import HandlerPrefetch
 from open_agent_compiler.testing.results import TestOutcome, now_iso
-from open_agent_compiler.testing import leftovers
+from open_agent_compiler.execution import leftovers
 
 if TYPE_CHECKING:
     from open_agent_compiler.testing.runner import RunSettings
@@ -516,7 +516,7 @@ def run_case(*args: Any, **kwargs: Any) -> TestOutcome:
 
 
 def start_handler(**call: Any) -> Any:
-    from open_agent_compiler.testing.handlers import start_handler as start
+    from open_agent_compiler.execution.handlers import start_handler as start
 
     return start(**call)
 

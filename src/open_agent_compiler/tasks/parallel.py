@@ -30,7 +30,7 @@ from doit.runner import JobHold, JobTask, JobTaskPickle, MReporter, MRunner, Run
 
 from open_agent_compiler.tasks.gc_tuning import executing
 from open_agent_compiler.tasks.lean_dispatch import lean_add_task, spent_once
-from open_agent_compiler.testing.deadline import meanwhile
+from open_agent_compiler.execution.deadline import meanwhile
 
 AHEAD = 2
 

@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict
 
 from open_agent_compiler.compiler.scripts import check_script_targets
 from open_agent_compiler.errors import OacError
-from open_agent_compiler.testing.deadline import Deadline, TimedOut
+from open_agent_compiler.execution.deadline import Deadline, TimedOut
 from open_agent_compiler.compiler.dialects import get_dialect
 from open_agent_compiler.compiler.output import CompiledOutput
 from open_agent_compiler.model.factory import load_registry
@@ -39,7 +39,7 @@ T = TypeVar("T")
 
 def bounded(options: TestOptions, what: str, function: Callable[..., T], *args: Any) -> T:
     """`function(*args)` — user code run at load time (factories, model scripts, judges, invokers) — bounded by
-    the one deadline (`testing.deadline`) of the run's `--timeout`: past it, one line (exit 2)."""
+    the one deadline (`execution.deadline`) of the run's `--timeout`: past it, one line (exit 2)."""
     try:
         return Deadline(options.timeout).run(function, *args)
     except TimedOut:

@@ -13,7 +13,7 @@ from open_agent_compiler.tasks.doit_plugins import plugins_scanned_once
 from open_agent_compiler.tasks.file_checker import OacFileChecker
 from open_agent_compiler.tasks.gc_tuning import fewer_collections
 from open_agent_compiler.tasks.parallel import prefetching_runner
-from open_agent_compiler.testing import zygote
+from open_agent_compiler.execution import zygote
 from open_agent_compiler.testing.strict import nothing_verified
 from open_agent_compiler.tasks.graph import TEST_GROUP, TestPlan
 from open_agent_compiler.errors import ResultsError

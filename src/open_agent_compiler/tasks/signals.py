@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from types import FrameType
 from typing import TYPE_CHECKING
 
-from open_agent_compiler.testing import process_tree
+from open_agent_compiler.execution import process_tree
 
 if TYPE_CHECKING:
     from open_agent_compiler.tasks.reporter import OacReporter
@@ -89,7 +89,7 @@ multiprocessing.util.register_after_fork(_HOOK, _in_worker)
 def finish_interrupted(state: InterruptState, reporter: "OacReporter", options: "TestOptions") -> int:
     """After an interrupt: kill what still runs, report once (what finished is already recorded), write JUnit."""
     from open_agent_compiler.tasks.junit import write_junit
-    from open_agent_compiler.testing.handlers import cancel_all
+    from open_agent_compiler.execution.handlers import cancel_all
 
     cancel_all()
     reporter.complete_run()  # a no-op when doit already completed the run

@@ -16,7 +16,7 @@ from typing import Any, Protocol
 
 from open_agent_compiler.errors import OacError
 from open_agent_compiler.model.core.test_model import AgentTest, CapabilityTest, ToolTest
-from open_agent_compiler.testing.deadline import Deadline, TimedOut, stop_at_deadline
+from open_agent_compiler.execution.deadline import Deadline, TimedOut, stop_at_deadline
 from open_agent_compiler.testing.invokers.loading import call_factory, digest_of
 
 
@@ -84,7 +84,7 @@ class HttpJudge:
     """An OpenAI-compatible chat-completions judge. Network and answer problems raise (→ the evaluator FAILs).
 
     `timeout` is a deadline for the whole request (connect, send, every byte of the answer), enforced by the
-    one deadline (`testing.deadline`); a redirect is never followed (the key is never sent anywhere else)."""
+    one deadline (`execution.deadline`); a redirect is never followed (the key is never sent anywhere else)."""
 
     def __init__(self, base_url: str, model: str, api_key: str | None = None, timeout: float = 60.0) -> None:
         self.timeout = check_endpoint(base_url, timeout, "http judge")

@@ -23,8 +23,9 @@ from open_agent_compiler.testing.mocks import mock_source_files, reachable_mock_
 
 # Bump when the meaning of a result changes (result schema, evaluator semantics): every green test re-runs.
 ENGINE_SCHEMA = "oac-results/2"  # 2: tool tests hold outputs to the JSON tool's schemas
-JUDGING_CODE = ("model", "compiler", "testing", "usercode")  # what decides a result: definitions, read-backs,
-# runners, evaluators, and how user code is loaded and watched
+# What decides a result: definitions, read-backs, runners, evaluators, how handlers run, the record, the key
+# itself, and how user code is loaded and watched
+JUDGING_CODE = ("model", "compiler", "execution", "history", "testing", "keys", "usercode")
 
 
 def engine_schema() -> str:

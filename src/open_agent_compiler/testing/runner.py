@@ -13,10 +13,10 @@ from open_agent_compiler.model.core.test_model import AgentTest, CapabilityTest,
 from open_agent_compiler.model.registry import ResolvedConfig
 from open_agent_compiler.testing.capability import NOTHING_TO_CHECK, capability_checks
 from open_agent_compiler.testing.readback import read_back
-from open_agent_compiler.testing.deadline import Deadline, TimedOut
+from open_agent_compiler.execution.deadline import Deadline, TimedOut
 from open_agent_compiler.testing.discovery import TestCase
 from open_agent_compiler.testing.evaluation import aggregate, run_evaluators
-from open_agent_compiler.testing.handlers import StartedHandler, start_handler
+from open_agent_compiler.execution.handlers import StartedHandler, start_handler
 from open_agent_compiler.testing.mocks import MockSession, resolve_mock
 from open_agent_compiler.usercode.project_imports import note_files
 from open_agent_compiler.testing.results import TestOutcome
@@ -167,7 +167,7 @@ def _runs_user_code(case: TestCase, resolved: ResolvedConfig) -> bool:
 def run_case(case: TestCase, resolved: ResolvedConfig, settings: RunSettings,
              artifact_paths: tuple[str, ...] = (), handler: StartedHandler | None = None,
              artifacts: Mapping[str, bytes] | None = None) -> TestOutcome:
-    """`handler`: this test's real handler, already started (see `testing.prefetch`). Everything the test runs
+    """`handler`: this test's real handler, already started (see `execution.prefetch`). Everything the test runs
     (mocks, handlers, scripts, evaluators, judges, invokers) is bounded by its deadline, enforced from here: at
     the deadline the test FAILs `timed out after Ns` whatever still blocks, and the run goes on."""
     started = time.perf_counter()

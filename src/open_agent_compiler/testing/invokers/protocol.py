@@ -17,8 +17,8 @@ from open_agent_compiler.model.core.evaluator import ToolCall
 from open_agent_compiler.model.core.mock import MockProfile
 from open_agent_compiler.model.core.test_model import AgentTest
 from open_agent_compiler.model.core.tool import ToolDefinition
-from open_agent_compiler.testing.deadline import Deadline as _Deadline
-from open_agent_compiler.testing.deadline import TimedOut
+from open_agent_compiler.execution.deadline import Deadline as _Deadline
+from open_agent_compiler.execution.deadline import TimedOut
 from open_agent_compiler.testing.mocks import MockSession, resolve_mock
 
 
@@ -126,7 +126,7 @@ class ToolDispatcher:
 
 def _real_handler(dispatcher: ToolDispatcher) -> Callable[[ToolDefinition, dict[str, Any]], tuple[Any, str | None]]:
     def run(tool: ToolDefinition, payload: dict[str, Any]) -> tuple[Any, str | None]:
-        from open_agent_compiler.testing.handlers import start_handler  # only when a real handler is needed
+        from open_agent_compiler.execution.handlers import start_handler  # only when a real handler is needed
 
         root = dispatcher.session.project_root or Path.cwd()
         outcome = start_handler(tool=tool, payload=payload, project_root=root, timeout=dispatcher.timeout).outcome()
@@ -135,7 +135,7 @@ def _real_handler(dispatcher: ToolDispatcher) -> Callable[[ToolDefinition, dict[
 
 
 class Deadline(_Deadline):
-    """The end of one agent test's time budget (`AgentTest.timeout_s`): the one deadline (`testing.deadline`),
+    """The end of one agent test's time budget (`AgentTest.timeout_s`): the one deadline (`execution.deadline`),
     raising `InvokerTimeout`."""
 
     error = InvokerTimeout

@@ -1,6 +1,6 @@
 """What every harness invoker shares: finding the binary, a scratch HOME with a copy of the build (the mock
 build: each tool's command answers from the test's mocks through a shim), and running the harness bounded by
-the test's deadline under the keeper that also runs real handlers (`testing.keeper`: subreaper, its own process
+the test's deadline under the keeper that also runs real handlers (`execution.keeper`: subreaper, its own process
 group, killed as a whole at the deadline, on signals and when the engine dies; the scratch folder goes with it)."""
 
 import json
@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from open_agent_compiler.errors import OacError
-from open_agent_compiler.testing import leftovers
+from open_agent_compiler.execution import leftovers
 from open_agent_compiler.testing.invokers.commands import command_prefix
 from open_agent_compiler.testing.invokers.model_server import MODEL_ID, ScriptedModelServer
 from open_agent_compiler.model.core.evaluator import ToolCall
@@ -210,10 +210,10 @@ class Scratch:
 
 def run_bounded(argv: list[str], scratch: Scratch, env: dict[str, str], deadline: Deadline, what: str,
                 started: list[int] | None = None) -> tuple[int, str, str]:
-    """Run `argv` in the scratch project under the keeper (`testing.keeper`, the one that runs handlers): its own
+    """Run `argv` in the scratch project under the keeper (`execution.keeper`, the one that runs handlers): its own
     process group, everything it starts killed when it exits, at the deadline, or when the engine goes away.
     Past the deadline `InvokerTimeout` is raised. `started` collects the process group ids (for tests)."""
-    from open_agent_compiler.testing.handlers import StartedHandler
+    from open_agent_compiler.execution.handlers import StartedHandler
 
     deadline.check(what)
     out_path, err_path = scratch.root / "turn.stdout", scratch.root / "turn.stderr"

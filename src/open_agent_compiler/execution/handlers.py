@@ -1,6 +1,6 @@
 """Run a tool's real ScriptTool handler in a child process with a timeout.
 
-Each run goes through a keeper process (`testing.keeper`) that owns the handler's whole process tree: the
+Each run goes through a keeper process (`execution.keeper`) that owns the handler's whole process tree: the
 engine only holds two pipes to it, a lifeline (closing it, or dying, kills the tree) and the result.
 """
 
@@ -19,8 +19,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from open_agent_compiler.model.core.tool import ToolDefinition
-from open_agent_compiler.testing import keeper, zygote
-from open_agent_compiler.testing.deadline import stop_at_deadline
+from open_agent_compiler.execution import keeper, zygote
+from open_agent_compiler.execution.deadline import stop_at_deadline
 
 STDERR_TAIL = 600
 GRACE = 5.0  # seconds past its timeout before the engine stops waiting for a keeper that does not report
@@ -253,7 +253,7 @@ def _run_spawned(request: dict[str, Any], project_root: Path, timeout: float) ->
     with tempfile.TemporaryDirectory(prefix="oac-handler-") as scratch:
         answer_path = Path(scratch) / "answer.json"
         process = subprocess.Popen(
-            [sys.executable, "-m", "open_agent_compiler.testing.handler_child", "--answer-file", str(answer_path)],
+            [sys.executable, "-m", "open_agent_compiler.execution.handler_child", "--answer-file", str(answer_path)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=project_root, env=env,
             start_new_session=hasattr(os, "setsid"),
         )

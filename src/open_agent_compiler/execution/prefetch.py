@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # a run whose tests are all green starts no handler and does not import them
-    from open_agent_compiler.testing.handlers import StartedHandler
+    from open_agent_compiler.execution.handlers import StartedHandler
 
 AHEAD = 2  # handlers started before their turn, at most
 

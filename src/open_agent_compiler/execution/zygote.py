@@ -4,7 +4,7 @@ Forking the engine itself costs time in proportion to its memory (~25 ms at 700 
 at 50,000 tests cost half a minute); forking this process, which holds only the imported libraries, costs
 about a millisecond. Requests travel over a SOCK_SEQPACKET socket with the two pipe ends of the run (the
 lifeline's read end, the result's write end), so any process that inherited the socket (doit's -n workers)
-can use it; each request becomes a keeper (see `testing.keeper`), which owns and kills the handler's tree. The
+can use it; each request becomes a keeper (see `execution.keeper`), which owns and kills the handler's tree. The
 zygote ends when every requester has closed the socket, or at once when the engine that forked it dies.
 """
 
@@ -36,8 +36,8 @@ def start() -> None:
             ours.close()
             # Imported here, in the zygote only (once, not per handler): the engine never runs a keeper itself
             # when the zygote does, and a run whose tests are all green runs none (~20 ms of -X importtime).
-            from open_agent_compiler.testing import process_tree
-            from open_agent_compiler.testing.handler_child import handle  # noqa: F401
+            from open_agent_compiler.execution import process_tree
+            from open_agent_compiler.execution.handler_child import handle  # noqa: F401
 
             process_tree.die_with_parent(signal.SIGKILL)  # its keepers see their lifelines close and clean up
             _serve(theirs)
@@ -69,7 +69,7 @@ def _serve(sock: socket.socket) -> None:
         lifeline_fd, result_fd = fds
         if os.fork() == 0:
             sock.close()
-            from open_agent_compiler.testing import keeper  # (imported by `start`'s child: a dict lookup)
+            from open_agent_compiler.execution import keeper  # (imported by `start`'s child: a dict lookup)
 
             keeper.run(json.loads(message), lifeline_fd, result_fd)
         os.close(lifeline_fd)

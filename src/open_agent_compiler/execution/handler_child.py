@@ -18,7 +18,7 @@ from typing import Any
 
 from open_agent_compiler.model.script_tool import ScriptTool
 from open_agent_compiler.usercode import loader, project_imports
-from open_agent_compiler.testing.keeper import FRAME, READY
+from open_agent_compiler.execution.keeper import FRAME, READY
 
 
 def _load(script: dict[str, Any], index: int) -> types.ModuleType:
