@@ -6,7 +6,7 @@ Runs on its own in well under a minute (no anchor, no generated project): it wri
 over 100 runs in the shape `oac test` writes its records (a passing evaluator's evidence on every line, one
 line in 29 failing, a few tests flaky under one key) to `.oac/test_results.jsonl`, then measures, interleaved per
 rep: `oac --version` (the command's start-up); `oac results` with its index removed first (the first view: reads
-the whole log and writes the index, `testing/history_index.py`), then again (the repeat: index used), bare
+the whole log and writes the index, `history/index.py`), then again (the repeat: index used), bare
 `oac results` (the project looked up, the same log), `--format json` and `oac report` (index used); `oac results`
 on a copy of the log outside `.oac` (no index at all: the whole log every time); `--since` the last 10 runs with
 and without the index; and `load_history` in-process (the reading alone, no index). The outputs with and without
@@ -74,7 +74,7 @@ def _children_cpu() -> float:
 
 def _in_process(impl: Implementation, history: Path) -> tuple[float, float]:
     """load_history alone: (wall, CPU) seconds."""
-    code = ("import sys, time\nfrom pathlib import Path\nfrom open_agent_compiler.testing.history import load_history\n"
+    code = ("import sys, time\nfrom pathlib import Path\nfrom open_agent_compiler.history.views import load_history\n"
             "t, c = time.perf_counter(), time.process_time(); load_history(Path(sys.argv[1]))\n"
             "print(time.perf_counter() - t, time.process_time() - c)\n")
     done = run_measured([str(impl.python), "-c", code, str(history)], cwd=history.parent, timeout=120)

@@ -37,7 +37,7 @@ def test_a_record_says_passed_only_for_a_pass() -> None:
     from types import SimpleNamespace
 
     from open_agent_compiler.tasks.records import build_record
-    from open_agent_compiler.testing.results import TestOutcome
+    from open_agent_compiler.history.log import TestOutcome
 
     case = SimpleNamespace(kind="tool", name="t", target_name="echo", test=SimpleNamespace(access_profile=None),
                            mock_profile=None)

@@ -147,7 +147,7 @@ def test_corrupt_state_db_warns_and_runs_cold(project: Project) -> None:
 
 
 def test_corrupt_results_line_is_skipped_by_the_reader(project: Project, capsys) -> None:
-    from open_agent_compiler.testing.results import read_records
+    from open_agent_compiler.history.log import read_records
     project.test()
     log = project.root / ".oac/test_results.jsonl"
     with open(log, "a") as handle:

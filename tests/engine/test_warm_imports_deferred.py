@@ -6,7 +6,7 @@ import sys
 
 DEFERRED = {
     "open_agent_compiler.tasks.planning": ["Compiled"],
-    "open_agent_compiler.testing.results": ["TestOutcome", "TestRecord"],
+    "open_agent_compiler.history.log": ["TestOutcome", "TestRecord"],
     "open_agent_compiler.testing.evaluators._paths": ["PathLookup"],
     "open_agent_compiler.compiler.dialect": ["AgentPlan"],
     "open_agent_compiler.compiler.prompt": ["BodyFacts"],
@@ -38,7 +38,7 @@ def test_deferred_models_validate_and_stay_frozen() -> None:
 
     from open_agent_compiler.model.core.capabilities import Capabilities
     from open_agent_compiler.model.core.evaluator import ToolCall
-    from open_agent_compiler.testing.results import TestOutcome
+    from open_agent_compiler.history.log import TestOutcome
 
     caps = Capabilities(agent="a", dialect="opencode", bash={"git *": "allow"})
     assert caps.bash == {"git *": "allow"}

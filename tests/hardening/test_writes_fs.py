@@ -18,7 +18,7 @@ from open_agent_compiler.tasks.memo_store import (load_key_cache, load_memo, mem
                                                   save_key_cache, save_memo)
 from open_agent_compiler.compiler.render_memo import RenderMemo
 from open_agent_compiler.testing.key_cache import KeyCache
-from open_agent_compiler.testing.results import ResultsLog, TestRecord
+from open_agent_compiler.history.log import ResultsLog, TestRecord
 
 
 @pytest.fixture

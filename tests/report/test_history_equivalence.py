@@ -1,6 +1,6 @@
 """The history views read the log the fast way (a regex over the file, lines decoded only when shown). These tests
 hold that reading to the meaning of the records: the fast path and the json path give the same History, and both
-give what the fully validated records (`TestRecord`) say by the definitions of `testing.history`."""
+give what the fully validated records (`TestRecord`) say by the definitions of `history.views`."""
 
 import json
 import os
@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from open_agent_compiler.testing.history import STATUSES, History, load_history, summary
-from open_agent_compiler.testing.history_scan import _SLIM
-from open_agent_compiler.testing.results import TestRecord
+from open_agent_compiler.history.views import STATUSES, History, load_history, summary
+from open_agent_compiler.history.scan import _SLIM
+from open_agent_compiler.history.log import TestRecord
 
 KINDS = ("tool", "capability", "agent")
 ODD_TEXT = 'quote " back\\slash, newline\n, tab\t, é ✓ and </script>'

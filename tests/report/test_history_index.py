@@ -1,4 +1,4 @@
-"""The history index (`testing.history_index`): every view read through it is the view read from the whole log, for
+"""The history index (`history.index`): every view read through it is the view read from the whole log, for
 any log appended in any pieces (torn lines included), and an index that no longer describes the log's bytes is
 never used."""
 
@@ -17,10 +17,10 @@ from hypothesis import given, settings, strategies as st
 
 from history_data import failing_evidence, record, write
 from open_agent_compiler.cli.results_cmd import text_lines
-from open_agent_compiler.testing import history_index
-from open_agent_compiler.testing.history import History, load_history, summary
-from open_agent_compiler.testing.history_index import IndexPlace, index_place, load_indexed
-from open_agent_compiler.testing.report_html import render
+from open_agent_compiler.history import index as history_index
+from open_agent_compiler.history.views import History, load_history, summary
+from open_agent_compiler.history.index import IndexPlace, index_place, load_indexed
+from open_agent_compiler.history.report_html import render
 
 STATUSES = ("pass", "fail", "skipped", "not_runnable")
 

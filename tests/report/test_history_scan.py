@@ -5,7 +5,7 @@ from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from open_agent_compiler.testing.results import TestRecord, scan_records
+from open_agent_compiler.history.log import TestRecord, scan_records
 
 texts = st.text(st.characters(blacklist_categories=("Cs",)), max_size=12)
 
@@ -47,7 +47,7 @@ def test_corrupt_and_foreign_lines_warn_with_file_and_line(tmp_path: Path) -> No
 def test_our_writers_records_take_the_fast_path() -> None:
     """A field added to TestRecord before `evidence` must be added to `_SLIM` too, or every line goes through
     json (several times slower on a long history)."""
-    from open_agent_compiler.testing.results import _SLIM
+    from open_agent_compiler.history.log import _SLIM
 
     for status in ("pass", "fail", "skipped", "not_runnable"):
         record = _record("agent:tool:x", "0123abcd", status, 0.25, "f" * 32, "ok")

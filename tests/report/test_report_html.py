@@ -8,7 +8,7 @@ from pathlib import Path
 
 from history_data import failing_evidence, record, write
 
-from open_agent_compiler.testing.report_html import safe_json, turn_calls
+from open_agent_compiler.history.report_html import safe_json, turn_calls
 
 OAC = str(Path(sys.executable).with_name("oac"))
 HOSTILE = "</script><script>window.pwned=1</script>\u2028<b>&amp;"

@@ -6,7 +6,7 @@ from datetime import datetime
 
 import pytest
 
-from open_agent_compiler.testing import results
+from open_agent_compiler.history import log as results
 
 
 @pytest.mark.parametrize("zone", ["UTC", "Europe/Warsaw", "America/St_Johns", "Asia/Kolkata", "Australia/Lord_Howe"])

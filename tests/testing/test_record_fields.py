@@ -7,7 +7,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from open_agent_compiler.testing.results import TestRecord
+from open_agent_compiler.history.log import TestRecord
 
 _text = st.text(max_size=20)
 _maybe = st.none() | _text

@@ -8,7 +8,7 @@ import click
 from open_agent_compiler import fsio
 from open_agent_compiler.cli.errors import one_line_errors
 from open_agent_compiler.cli.results_cmd import read_history
-from open_agent_compiler.testing.report_html import render
+from open_agent_compiler.history.report_html import render
 
 
 @click.command("report")

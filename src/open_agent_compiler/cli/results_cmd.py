@@ -12,8 +12,8 @@ import click
 from open_agent_compiler.cli.errors import one_line_errors
 from open_agent_compiler.errors import OacError
 from open_agent_compiler.tasks.gc_tuning import fewer_collections
-from open_agent_compiler.testing.history import History, first_failure, load_history, parse_since, summary
-from open_agent_compiler.testing.history_index import index_place, load_indexed
+from open_agent_compiler.history.views import History, first_failure, load_history, parse_since, summary
+from open_agent_compiler.history.index import index_place, load_indexed
 
 # Imported where used, not here: the project lookup (tasks.project), the merge and the record models
 # (testing.results: pydantic). `oac results --results FILE` imports none of them (measured with
@@ -42,7 +42,7 @@ def _results_and_state(given: Path | None) -> tuple[Path, Path | None]:
 def read_history(results: Path | None, since: str | None) -> History:
     """The history, read with the collector's thresholds of a test run: a long history allocates hundreds of
     thousands of small acyclic objects (the process ends right after, so the defaults are not restored).
-    Through the history index (`testing.history_index`) where there is one: a repeat view reads only the lines
+    Through the history index (`history.index`) where there is one: a repeat view reads only the lines
     appended since the last one; --since skips the part of the log older than it."""
     path, state_dir = _results_and_state(results)
     moment = parse_since(since) if since else None
@@ -132,8 +132,8 @@ def merge_command(files: tuple[Path, ...], output: Path | None) -> None:
     """Merge FILES (e.g. one per shard) and print the combined summary. Exit 1 when a test failed or the same
     key both passed and failed (a conflict), else 0."""
     from open_agent_compiler import fsio
-    from open_agent_compiler.testing.merge import merge
-    from open_agent_compiler.testing.results import read_records
+    from open_agent_compiler.history.merge import merge
+    from open_agent_compiler.history.log import read_records
 
     for path in files:
         if not path.is_file():

@@ -13,7 +13,7 @@ from open_agent_compiler.tasks.backend import saved_parts
 from open_agent_compiler.tasks.graph import TEST_GROUP, task_name
 from open_agent_compiler.tasks.settings import STATE_DB, STATE_DIR, find_project
 from open_agent_compiler.testing.discovery import closest
-from open_agent_compiler.testing.history_scan import read_log, scan
+from open_agent_compiler.history.scan import read_log, scan
 
 _FIELDS = ("status", "test_kind", "target_name", "config", "dialect", "variant", "mock_profile", "model", "invoker",
            "score", "duration_s", "timestamp", "run_id", "skip_reason", "repeat", "repeats", "flaky")

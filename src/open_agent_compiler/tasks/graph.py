@@ -40,7 +40,7 @@ from open_agent_compiler.testing.discovery import TestCase
 from open_agent_compiler.testing.keys import KeyParts, callable_specs, discovered_path
 from open_agent_compiler.testing.mocks import resolve_mock
 from open_agent_compiler.execution.prefetch import HandlerPrefetch
-from open_agent_compiler.testing.results import TestOutcome, now_iso
+from open_agent_compiler.history.log import TestOutcome, now_iso
 from open_agent_compiler.execution import leftovers
 
 if TYPE_CHECKING:

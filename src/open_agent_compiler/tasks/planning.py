@@ -30,7 +30,7 @@ from open_agent_compiler.usercode import project_imports
 from open_agent_compiler.testing.discovery import TestCase, discover, select
 from open_agent_compiler.testing.keys import (FILES_AT, FileDigests, KeyParts, discovered_path, forget_digests,
                                                key_parts)
-from open_agent_compiler.testing.results import read_records
+from open_agent_compiler.history.log import read_records
 from open_agent_compiler.testing.selection import last_failed, narrow, parse_shard, recorded_durations
 
 

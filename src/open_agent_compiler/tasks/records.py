@@ -16,7 +16,7 @@ from pydantic_core import PydanticSerializationError
 
 from open_agent_compiler.errors import OacError, ResultsError
 from open_agent_compiler.tasks import backend
-from open_agent_compiler.testing.results import ResultsLog, TestOutcome, TestRecord
+from open_agent_compiler.history.log import ResultsLog, TestOutcome, TestRecord
 
 if TYPE_CHECKING:
     from open_agent_compiler.tasks.graph import TestPlan

@@ -8,7 +8,7 @@ unbiased estimates are 1 - C(n-c, k)/C(n, k) and C(c, k)/C(n, k), recorded for k
 from math import comb
 from typing import Any
 
-from open_agent_compiler.testing.results import TestOutcome
+from open_agent_compiler.history.log import TestOutcome
 
 
 def pass_at_k(runs: int, passes: int) -> dict[str, float]:

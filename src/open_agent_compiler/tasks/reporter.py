@@ -10,7 +10,7 @@ from doit.globals import Globals
 
 from open_agent_compiler.errors import OacError
 from open_agent_compiler.model.core.evaluator import EvaluatorResult
-from open_agent_compiler.testing.results import TestOutcome, now_iso
+from open_agent_compiler.history.log import TestOutcome, now_iso
 from open_agent_compiler.testing.xml_text import terminal_safe
 from open_agent_compiler.tasks.records import append_record, build_record, close_logs
 from open_agent_compiler.tasks.backend import OacStateDB

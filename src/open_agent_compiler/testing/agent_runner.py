@@ -14,7 +14,7 @@ from open_agent_compiler.testing.evaluators.tool_called import trajectory_names
 from open_agent_compiler.testing.invokers.protocol import (CompiledAgent, Deadline, Invoker, InvokerError,
                                                            ToolDispatcher, TurnResult)
 from open_agent_compiler.testing.mocks import MockSession
-from open_agent_compiler.testing.results import TestOutcome
+from open_agent_compiler.history.log import TestOutcome
 
 
 def _check(name: str, passed: bool, evidence: str) -> EvaluatorResult:

@@ -19,7 +19,7 @@ from open_agent_compiler.testing.evaluation import aggregate, run_evaluators
 from open_agent_compiler.execution.handlers import StartedHandler, start_handler
 from open_agent_compiler.testing.mocks import MockSession, resolve_mock
 from open_agent_compiler.usercode.project_imports import note_files
-from open_agent_compiler.testing.results import TestOutcome
+from open_agent_compiler.history.log import TestOutcome
 from open_agent_compiler.testing.schema_check import input_violation, output_violation
 from open_agent_compiler.testing.strict import strictly
 

@@ -1,7 +1,7 @@
 """`--strict`: a test that could not run, or ran and checked nothing, fails instead of staying quiet."""
 
 from open_agent_compiler.model.core.evaluator import EvaluatorResult
-from open_agent_compiler.testing.results import TestOutcome
+from open_agent_compiler.history.log import TestOutcome
 
 UNVERIFIED = ("not_runnable", "skipped")
 

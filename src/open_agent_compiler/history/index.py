@@ -31,8 +31,8 @@ import xxhash
 
 from open_agent_compiler import fsio
 from open_agent_compiler.errors import OacError, ResultsError
-from open_agent_compiler.testing.history import History, HistoryFold, build_history
-from open_agent_compiler.testing.history_scan import Scanned, scan, warning
+from open_agent_compiler.history.views import History, HistoryFold, build_history
+from open_agent_compiler.history.scan import Scanned, scan, warning
 
 INDEX_DIR = "results-index"
 _MAGIC = b"oac-results-index 2\n"

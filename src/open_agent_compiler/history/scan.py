@@ -45,7 +45,7 @@ def _slim_lines() -> re.Pattern[bytes]:
 
 
 def __getattr__(name: str) -> Any:
-    if name == "_SLIM":  # the record pattern alone (tests, `testing.results`)
+    if name == "_SLIM":  # the record pattern alone (tests, `history.log`)
         return re.compile(_SLIM_PATTERN)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from open_agent_compiler.errors import OacError
-from open_agent_compiler.testing.history_scan import Scanned, read_log, scan
+from open_agent_compiler.history.scan import Scanned, read_log, scan
 
 STATUSES = ("pass", "fail", "skipped", "not_runnable")
 _RELATIVE = re.compile(r"^(\d+)([dhm])$")

@@ -8,7 +8,7 @@ import re
 from datetime import datetime
 from typing import Any
 
-from open_agent_compiler.testing.history import STATUSES, History, TestHistory
+from open_agent_compiler.history.views import STATUSES, History, TestHistory
 
 MAX_POINTS = 60  # per test: the latest records drawn in its status strip and duration trend
 MAX_EVIDENCE = 2000  # characters of one evaluator's evidence kept in the page

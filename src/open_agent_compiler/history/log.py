@@ -17,9 +17,9 @@ from open_agent_compiler import fsio
 from open_agent_compiler.errors import OacError, ResultsError
 from open_agent_compiler.model.core.base import unvalidated
 from open_agent_compiler.model.core.evaluator import EvaluatorResult
-# the history views' fast reader, moved to `history_scan` (which imports no pydantic); re-exported from here
-from open_agent_compiler.testing import history_scan
-from open_agent_compiler.testing.history_scan import SlimRecord, scan_records  # noqa: F401
+# the history views' fast reader (`history.scan`, which imports no pydantic); re-exported from here
+from open_agent_compiler.history import scan as history_scan
+from open_agent_compiler.history.scan import SlimRecord, scan_records  # noqa: F401
 
 Status = Literal["pass", "fail", "skipped", "not_runnable"]
 
