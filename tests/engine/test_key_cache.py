@@ -9,9 +9,9 @@ import pytest
 from open_agent_compiler.compiler.dialects import get_dialect
 from open_agent_compiler.tasks import build_options
 from open_agent_compiler.tasks.graph import TestPlan, retire
-from open_agent_compiler.testing import key_cache as key_cache_module
-from open_agent_compiler.testing import keys as keys_module
-from open_agent_compiler.testing.keys import FileDigests, key_parts
+from open_agent_compiler.keys import cache as key_cache_module
+from open_agent_compiler.keys import key as keys_module
+from open_agent_compiler.keys.key import FileDigests, key_parts
 
 # The registry is built from knobs.json, so edits need no module reload (and no .pyc timing games).
 AGENTS = '''

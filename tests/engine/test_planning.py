@@ -26,7 +26,7 @@ def test_each_step_alone(quickstart: Project, monkeypatch: pytest.MonkeyPatch) -
     assert keys == {case.test_id: keyer.parts_of(case.test_id).key() for case in cases}
     assert cache.is_file()  # written at the step's edge
     # the digest memos are let go once every test is keyed (cold peak RSS); keyed again, the same keys
-    from open_agent_compiler.testing import keys as keys_module
+    from open_agent_compiler.keys import key as keys_module
 
     assert not keys_module._TOOL_DIGESTS and not keys_module._MODEL_DIGESTS
     for case in cases:

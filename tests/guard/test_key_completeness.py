@@ -15,7 +15,7 @@ from engine_project import Project
 from guard_project import guard_project
 from open_agent_compiler.tasks import build_options
 from open_agent_compiler.tasks.graph import TestPlan, retire
-from open_agent_compiler.testing.keys import KeyParts
+from open_agent_compiler.keys.key import KeyParts
 
 TOOL, HANDLER, EVALUATED, JUDGED = ("tool:mocked::mock-test", "tool:handled::handler-test",
                                     "tool:evaluated::evaluator-test", "tool:judged::judge-test")
@@ -109,7 +109,7 @@ def parts(proj: Project, test_id: str, options: dict, monkeypatch: pytest.Monkey
     options = dict(options)
     schema = options.pop("schema", None)
     if schema is not None:
-        monkeypatch.setattr("open_agent_compiler.testing.keys.ENGINE_SCHEMA", schema)
+        monkeypatch.setattr("open_agent_compiler.keys.key.ENGINE_SCHEMA", schema)
     monkeypatch.chdir(proj.root)
     plan = TestPlan(build_options(proj.root, {"factory": "agents:registry", "config": "prod", **options}))
     try:

@@ -12,9 +12,9 @@ from open_agent_compiler.compiler.output import CompiledFile, CompiledOutput
 from open_agent_compiler.model import hashing
 from open_agent_compiler.tasks import build_options, planning
 from open_agent_compiler.tasks.graph import TestPlan, retire, task_name
-from open_agent_compiler.testing import keys as keys_module
-from open_agent_compiler.testing.key_cache import KeyCache
-from open_agent_compiler.testing.keys import KeyParts
+from open_agent_compiler.keys import key as keys_module
+from open_agent_compiler.keys.cache import KeyCache
+from open_agent_compiler.keys.key import KeyParts
 
 AGENT = "agent:primary::agent-test"
 
@@ -161,7 +161,7 @@ def test_task_names_of_different_tests_never_collide(one: str, other: str) -> No
 
 
 def test_a_folder_whose_listing_was_read_is_keyed_on_its_names(tmp_path: Path) -> None:
-    from open_agent_compiler.testing.keys import FileDigests
+    from open_agent_compiler.keys.key import FileDigests
     (tmp_path / "data").mkdir()
     (tmp_path / "data" / "a.txt").write_text("a")
     folder = str(tmp_path / "data") + "/"

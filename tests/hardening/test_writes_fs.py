@@ -17,7 +17,7 @@ from open_agent_compiler.tasks.junit import write_junit
 from open_agent_compiler.tasks.memo_store import (load_key_cache, load_memo, memo_entries, memo_payload,
                                                   save_key_cache, save_memo)
 from open_agent_compiler.compiler.render_memo import RenderMemo
-from open_agent_compiler.testing.key_cache import KeyCache
+from open_agent_compiler.keys.cache import KeyCache
 from open_agent_compiler.history.log import ResultsLog, TestRecord
 
 

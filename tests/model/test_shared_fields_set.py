@@ -10,7 +10,7 @@ from open_agent_compiler import CapabilityTest, ToolDefinition, ToolTest
 from open_agent_compiler.model.core.base import Frozen
 from open_agent_compiler.model.core.tool import ToolDefinitionHeader
 from open_agent_compiler.testing.discovery import TestCase
-from open_agent_compiler.testing.keys import KeyParts
+from open_agent_compiler.keys.key import KeyParts
 
 
 def _header(name: str, **more: object) -> ToolDefinitionHeader:

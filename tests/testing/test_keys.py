@@ -11,7 +11,7 @@ from open_agent_compiler import (
     ModelParameters, TemplateSlot, TemplateTree, ToolDefinition, ToolDefinitionHeader, ToolTest,
 )
 from open_agent_compiler.testing.discovery import discover
-from open_agent_compiler.testing.keys import FileDigests, key_parts
+from open_agent_compiler.keys.key import FileDigests, key_parts
 
 
 def build(tmp_path: Path, *, ci_a: str = "A", ci_b: str = "B", expected: str = "A", spec: str = "mockmod:fn",
@@ -83,7 +83,7 @@ def test_each_file_is_read_once_per_run(project: Path, monkeypatch) -> None:
 def test_a_key_covers_the_code_that_judges_the_test(tmp_path: Path, monkeypatch) -> None:
     """A pass earned by another version of the read-back, runner or evaluators is not green for this one: the
     code's fingerprint is part of every key (`schema`), and of the key cache's scope."""
-    from open_agent_compiler.testing import keys as keys_module
+    from open_agent_compiler.keys import key as keys_module
 
     before = build(tmp_path)
     real = keys_module.source_fingerprint
@@ -188,7 +188,7 @@ def test_the_model_digest_is_the_model_parameters_digest_once_per_object() -> No
     object gives the same digest, another model another one, and a reused object id is never served stale."""
     from open_agent_compiler.model.core.agent import ModelParameters
     from open_agent_compiler.model.hashing import digest
-    from open_agent_compiler.testing.keys import model_digest
+    from open_agent_compiler.keys.key import model_digest
 
     first = ModelParameters(model_name="provider/a", temperature=0.0)
     assert model_digest(first) == model_digest(first) == digest(first)
@@ -200,7 +200,7 @@ def test_the_model_digest_is_the_model_parameters_digest_once_per_object() -> No
 
 def test_every_key_shares_one_schema_string(project: Path) -> None:
     """The schema part is the same text for every test of a run: one string, not one per test (cold peak RSS)."""
-    from open_agent_compiler.testing.keys import KeyParts
+    from open_agent_compiler.keys.key import KeyParts
 
     first, second = KeyParts(definition="a", target="t"), KeyParts(definition="b", target="t")
     assert first.schema_version == second.schema_version and first.schema_version is second.schema_version
@@ -215,7 +215,7 @@ def test_every_key_shares_one_schema_string(project: Path) -> None:
 def test_packed_key_parts_unpack_to_the_same_parts(given: dict) -> None:
     """A plan holds a test's parts packed (cold peak RSS): unpacked, they are the same parts, field by field,
     with the same fields set, JSON, key and `--explain` answer, and still frozen."""
-    from open_agent_compiler.testing.keys import FILES_AT, KeyParts
+    from open_agent_compiler.keys.key import FILES_AT, KeyParts
 
     parts = KeyParts(**given)
     packed = parts.packed()
@@ -245,7 +245,7 @@ def test_the_key_and_the_saved_view_are_pydantics(definition: str, target: str, 
     import json
 
     from open_agent_compiler.model.hashing import digest_model
-    from open_agent_compiler.testing.keys import KeyParts
+    from open_agent_compiler.keys.key import KeyParts
 
     if schema is not None:
         optional["schema_version"] = schema

@@ -16,7 +16,7 @@ from open_agent_compiler.history.views import History, first_failure, load_histo
 from open_agent_compiler.history.index import index_place, load_indexed
 
 # Imported where used, not here: the project lookup (tasks.project), the merge and the record models
-# (testing.results: pydantic). `oac results --results FILE` imports none of them (measured with
+# (history.log: pydantic). `oac results --results FILE` imports none of them (measured with
 # -X importtime: ~0.2 s of CPU of a 50,000-line summary, issue 20).
 
 

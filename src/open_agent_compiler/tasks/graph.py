@@ -1,6 +1,6 @@
 """The task graph: one compile task per (config, dialect), one doit task per discovered test, in every run.
 
-A test task's `uptodate` check compares its composite key (see `testing.keys`) with the key of its last pass,
+A test task's `uptodate` check compares its composite key (see `keys.key`) with the key of its last pass,
 read from our backend's bulk-loaded columns; its `file_dep` are the files its key covers (handler scripts,
 callable-mock modules, discovered project imports). Agent tests depend on the compile task, which writes the
 build they run from; capability tests judge the compiled bytes in memory (their digest is in the key).
@@ -37,7 +37,7 @@ from open_agent_compiler.errors import OacError, ResultsError
 from open_agent_compiler.tasks.state_paths import check_state_paths
 from open_agent_compiler.usercode import project_imports
 from open_agent_compiler.testing.discovery import TestCase
-from open_agent_compiler.testing.keys import KeyParts, callable_specs, discovered_path
+from open_agent_compiler.keys.key import KeyParts, callable_specs, discovered_path
 from open_agent_compiler.testing.mocks import resolve_mock
 from open_agent_compiler.execution.prefetch import HandlerPrefetch
 from open_agent_compiler.history.log import TestOutcome, now_iso

@@ -19,7 +19,7 @@ from typing import Any
 from open_agent_compiler import fsio
 from open_agent_compiler.compiler.render_memo import RenderMemo
 from open_agent_compiler.model.hashing import digest_bytes
-from open_agent_compiler.testing.key_cache import KeyCache
+from open_agent_compiler.keys.cache import KeyCache
 
 
 _MEMO_FORMAT = b"oac render memo 2\n"  # the render memo's payload starts with this line

@@ -271,7 +271,7 @@ class _Outbox:
     """A worker's messages to the main process, written by the worker's own thread (no feeder thread: handing
     each message to one cost the worker a thread switch and a GIL wait on its next job). A task's result is held
     (`hold`) and written while the next task runs: the worker's thread only waits for a test's body then
-    (`testing.deadline.meanwhile`). It is written first whenever anything else goes out, before the worker waits
+    (`execution.deadline.meanwhile`). It is written first whenever anything else goes out, before the worker waits
     for a job that is not there yet (the main process may need it to dispatch one), and at the end."""
 
     def __init__(self, queue: Any) -> None:

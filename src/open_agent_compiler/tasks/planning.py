@@ -28,7 +28,7 @@ from open_agent_compiler.tasks.shared_session import SharedSession
 from open_agent_compiler.tasks.state_paths import on_state
 from open_agent_compiler.usercode import project_imports
 from open_agent_compiler.testing.discovery import TestCase, discover, select
-from open_agent_compiler.testing.keys import (FILES_AT, FileDigests, KeyParts, discovered_path, forget_digests,
+from open_agent_compiler.keys.key import (FILES_AT, FileDigests, KeyParts, discovered_path, forget_digests,
                                                key_parts)
 from open_agent_compiler.history.log import read_records
 from open_agent_compiler.testing.selection import last_failed, narrow, parse_shard, recorded_durations

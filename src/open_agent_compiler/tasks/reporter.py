@@ -286,7 +286,7 @@ class OacReporter:
         tally.rows.append((test_id, name, "skipped", 0.0, f"matches green run from {at}"))
         tally.kinds[test_id] = kind
         options = plan.options
-        if options.shard:  # a shard's results say what became of each of its tests (see testing.merge)
+        if options.shard:  # a shard's results say what became of each of its tests (see history.merge)
             self._append(plan, build_record(plan, test_id, TestOutcome(
                 status="skipped", score=1.0, skip_reason=f"green: key unchanged since {at}"), now_iso()))
         if options.verbose or options.explain:

@@ -34,7 +34,7 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
         " primary key (project, task_id, key))",
         "create index if not exists oac_outcomes_recorded on oac_outcomes (project, recorded_at)",
     ),
-    # the key-cache scope a key was computed under (testing.key_cache): a fresh checkout reads its keys from it
+    # the key-cache scope a key was computed under (keys.cache): a fresh checkout reads its keys from it
     2: ("alter table oac_outcomes add column if not exists scope text",),
 }
 

@@ -6,6 +6,10 @@ registry names) does not import the artifact loader and through it every dialect
 import importlib
 from typing import Any
 
+from open_agent_compiler.testing import moved
+
+moved.install()  # old module paths of what moved to execution/, history/ and keys/ (listed in `moved.MOVED`)
+
 _EXPORTS = {"AgentArtifact": "artifacts", "list_agent_artifacts": "artifacts", "load_agent_artifact": "artifacts",
             "evaluate": "evaluation", "EvaluationResult": "run_context", "RunContext": "run_context",
             "ToolCallRecord": "run_context"}

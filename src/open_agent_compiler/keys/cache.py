@@ -14,7 +14,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from open_agent_compiler.model.hashing import digest, digest_model_json, source_fingerprint
 from open_agent_compiler.model.registry import ResolvedConfig
 from open_agent_compiler.testing.discovery import TestCase
-from open_agent_compiler.testing.keys import JUDGING_CODE, KeyParts
+from open_agent_compiler.keys.key import JUDGING_CODE, KeyParts
 
 
 class KeyCache:
