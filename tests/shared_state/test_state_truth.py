@@ -180,3 +180,61 @@ def test_prune_with_a_bare_number_means_days(pg, tmp_path):
         conn.execute("update oac_outcomes set recorded_at = now() - interval '31 days' where task_id like '%beta%'")
     done = proj.oac("state", "prune", "--older-than", "30", env=env, check_code=0)
     assert "removed 1 " in done.stdout  # beta only: 30 is 30 days, not 30 seconds
+
+
+def test_a_pass_another_runner_pushes_while_this_run_plans_is_seen_before_the_tests_run(pg, monkeypatch, tmp_path):
+    """The race seen once: the planning read starts while the registry loads; a pass pushed after it and before
+    the tests run was missed, and the test ran again as 'never ran'. The plan reads again just before the run."""
+    from open_agent_compiler.tasks.shared_session import SharedSession
+    from open_agent_compiler.tasks.shared_store import Outcome
+
+    monkeypatch.setenv("PGPASSWORD", PASSWORD)
+    session = SharedSession(pg.url(pg.database), "demo", tmp_path / "state.sqlite3", required=False)
+    session.start("test:prod:")
+    session.open(["test:prod:a", "test:prod:b"])  # the planning read: nothing yet
+    other = store(pg, monkeypatch)
+    try:
+        other.push([Outcome("test:prod:a", "k", "pass", T1, None, 1.0),
+                    Outcome("test:prod:zz", "k", "pass", T1, None, 1.0)])  # (not planned here)
+    finally:
+        other.close()
+    assert session.last("test:prod:a", "k") is None
+    session.refresh()  # what TestPlan does before adopting shared passes
+    try:
+        assert session.last("test:prod:a", "k").status == "pass"
+        assert "test:prod:zz" not in session.known
+    finally:
+        session.close()
+
+
+def test_oac_test_refreshes_the_shared_state_after_planning(pg, tmp_path):
+    """End to end: a factory that (as another runner would, during this run's planning) pushes a pass under the
+    key the run computes: that test (a capability test: its key covers no discovered file) is skipped, not re-run
+    as 'never ran'."""
+    env = pg.env(pg.database)
+    first = make(tmp_path / "first")
+    first.test(env=env)
+    import psycopg
+
+    with psycopg.connect(pg.url(pg.database), password=PASSWORD, autocommit=True) as conn:
+        rows = conn.execute("select task_id, key, status, finished_at, duration_s from oac_outcomes "
+                            "where task_id like '%allowed%'").fetchall()
+        conn.execute("delete from oac_outcomes where task_id like '%allowed%'")
+    (task_id, key, status, finished, duration), = rows
+    second = make(tmp_path / "second")
+    # the registry of the second checkout pushes alpha-allowed's pass while it loads (after the planning read started)
+    second.write("agents.py", second.root.joinpath("agents.py").read_text().replace(
+        "def registry():\n", "def registry():\n    _push_beta()\n", 1) + f'''
+
+def _push_beta():
+    import os, psycopg, time
+    with psycopg.connect(os.environ["OAC_STATE_URL"], autocommit=True) as conn:
+        while not conn.execute("select 1 from pg_stat_activity where application_name = '' and query like "
+                               "'%%starts_with%%' and pid <> pg_backend_pid() and state = 'idle'").fetchone():
+            time.sleep(0.01)  # until the run's planning read is done (its connection idle after the select)
+        conn.execute("insert into oac_outcomes (project, task_id, key, status, finished_at, duration_s) "
+                     "values ('demo', %s, %s, %s, %s, %s)", ({task_id!r}, {key!r}, {status!r}, {finished!r}, {duration!r}))
+''')
+    done = second.test("--explain", env=env)
+    assert summary_line(done.stdout) == SUMMARY.format(4, 0, 0, 4, 0), done.stdout + done.stderr
+    assert "never ran" not in done.stdout

@@ -312,6 +312,19 @@ class SharedStore:
                                                        recorded, scope)
         return found
 
+    def fetch_since(self, prefix: str, since: float) -> dict[str, dict[str, Known]]:
+        """Like `fetch_under`, only the rows recorded at or after `since` (seconds since the epoch, server time)."""
+        with self._errors("read"):
+            rows = self._conn.execute(
+                "select task_id, key, status, finished_at, imports, extract(epoch from recorded_at)::float8, scope "
+                "from oac_outcomes where project = %s and starts_with(task_id, %s) and recorded_at >= "
+                "to_timestamp(%s)", (self.project, prefix, since)).fetchall()
+        found: dict[str, dict[str, Known]] = {}
+        for task_id, key, status, finished, imports, recorded, scope in rows:
+            found.setdefault(task_id, {})[key] = Known(status, finished, tuple(imports) if imports else None,
+                                                       recorded, scope)
+        return found
+
     def push(self, outcomes: list[Outcome]) -> None:
         """Record outcomes in one transaction; the last one committed under a key is that key's outcome. Rows are
         written in a fixed order, so concurrent runners never deadlock on each other's rows."""
