@@ -238,3 +238,21 @@ def _push_beta():
     done = second.test("--explain", env=env)
     assert summary_line(done.stdout) == SUMMARY.format(4, 0, 0, 4, 0), done.stdout + done.stderr
     assert "never ran" not in done.stdout
+
+
+def test_failing_repeats_record_the_failure_under_the_tests_key_for_every_runner(pg, tmp_path):
+    from test_shared_state import outcomes
+
+    env = pg.env(pg.database)
+    first = make(tmp_path / "first")
+    first.test(env=env)
+    first.test("--filter", "beta", "--repeat", "3", env={**env, "BETA_FAIL": "1"}, code=1)
+    beta = {key: status for (task, key), status in outcomes(pg).items() if "beta" in task and "@r" not in task}
+    assert list(beta.values()) == ["fail"], beta
+    # another machine (its local state knows nothing) runs beta instead of skipping the old green
+    from shared_project import clone
+
+    second = clone(first, tmp_path / "second")
+    done = second.test(env=env)
+    assert summary_line(done.stdout) == SUMMARY.format(4, 1, 0, 3, 0), done.stdout + done.stderr
+    assert second.executions() == ["beta"]
