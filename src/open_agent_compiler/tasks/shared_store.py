@@ -110,9 +110,10 @@ def _decoded(text: str) -> str:
 def check_url(url: str) -> str:
     """The URL as given, if it is one we accept: postgresql://, well formed, no password in it."""
     _, _, _, _, query = _split(url)
-    if "password" in _decoded(query).lower() or "%" in query and not _valid_escapes(query):
-        raise _password_error() if "password" in _decoded(query).lower() else SharedStateError(
-            _MALFORMED.format("a stray '%' in its query"))
+    if "password" in _decoded(query).lower():
+        raise _password_error()
+    if "%" in query and not _valid_escapes(query):  # libpq would quote the broken token (a secret?) in its error
+        raise SharedStateError(_MALFORMED.format("a stray '%' in its query"))
     return url
 
 
