@@ -418,3 +418,17 @@ def test_since_reads_only_the_part_of_the_log_from_then_on(tmp_path: Path, monke
     for exact in (datetime(2026, 11, day, 9, tzinfo=timezone.utc) for day in (5, 6, 7, 18)):  # == a record's time
         assert since_views(path, place, exact) == since_views(path, None, exact)
     assert len(since_views(path, place, since)[1]) == 3  # the lines before, skipped, still warned about
+
+
+def test_the_index_ends_before_a_torn_last_line_so_the_next_view_reads_only_from_there(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 33 (a mutation survivor): an index that covered the half-written line would be refused on the next
+    view (its offset is not at a line end) and the whole log scanned again."""
+    whole = line(8, 2, "fail", 5)
+    path, place = log_of(tmp_path, many(4) + whole[:40])
+    assert_same(path, place)
+    scanned = count_scans(monkeypatch)
+    with path.open("ab") as handle:
+        handle.write(whole[40:])
+    assert_same(path, place)
+    assert scanned == [len(whole)]  # from the torn line's start, not the whole log

@@ -41,14 +41,27 @@ class Merged(BaseModel):
                 + (f" flaky={c['flaky']}" if c["flaky"] else ""))
 
 
-def _identity(record: Mapping[str, Any]) -> tuple[str, str, int, str]:
-    return (str(record.get("run_id", "")), str(record.get("test_id", "")), int(record.get("repeat") or 0),
+def _repeat(record: Mapping[str, Any]) -> tuple[int, str]:
+    """A record's repeat index, comparable whatever the file holds (`2`, `"r2"`, `[2]`, `1e999`): an int sorts
+    first by value, anything else after it by its JSON text."""
+    value = record.get("repeat") or 0
+    if isinstance(value, int) and not isinstance(value, bool):
+        return (value, "")
+    return (1 << 62, json.dumps(value, sort_keys=True, default=str))
+
+
+def _identity(record: Mapping[str, Any]) -> tuple[str, str, tuple[int, str], str]:
+    return (str(record.get("run_id", "")), str(record.get("test_id", "")), _repeat(record),
             str(record.get("timestamp", "")))
 
 
-def _order(record: Mapping[str, Any]) -> tuple[str, str, str, int]:
+def _order(record: Mapping[str, Any]) -> tuple[str, str, str, tuple[int, str]]:
     return (str(record.get("timestamp", "")), str(record.get("run_id", "")), str(record.get("test_id", "")),
-            int(record.get("repeat") or 0))
+            _repeat(record))
+
+
+def _canonical(record: Mapping[str, Any]) -> str:
+    return json.dumps(record, sort_keys=True, default=str)
 
 
 def _message(record: Mapping[str, Any]) -> str:
@@ -59,15 +72,23 @@ def _message(record: Mapping[str, Any]) -> str:
 
 
 def merge(sources: Iterable[Iterable[Mapping[str, Any]]]) -> Merged:
-    unique: dict[tuple[str, str, int, str], dict[str, Any]] = {}
+    # Exact copies are one record; two different records under one identity are both kept (sorted by their
+    # content, so the input order never decides which counts) and reported when they disagree on pass/fail.
+    unique: dict[tuple[Any, ...], dict[str, Any]] = {}
     for records in sources:
         for record in records:
             if isinstance(record.get("test_id"), str) and record.get("status") in STATUSES:
-                unique.setdefault(_identity(record), dict(record))
-    ordered = sorted(unique.values(), key=lambda r: (_order(r), json.dumps(r, sort_keys=True, default=str)))
+                unique.setdefault((_identity(record), _canonical(record)), dict(record))
+    ordered = [unique[found] for found in sorted(unique, key=lambda found: (_order(unique[found]), found[1]))]
     latest: dict[tuple[str | None, str], dict[str, Any]] = {}
     outcomes: dict[tuple[str | None, str, str], set[str]] = {}  # (config, test, key) → statuses seen
+    twins: dict[tuple[Any, ...], set[str]] = {}  # identity → statuses of its different records
+    for (identity, _), record in unique.items():
+        twins.setdefault(identity, set()).add(record["status"])
     for record in ordered:
+        if twins[_identity(record)] >= {"pass", "fail"}:  # one run's one result both passed and failed
+            outcomes.setdefault((record.get("config"), record["test_id"], str(record.get("composite_hash"))),
+                                set()).update(("pass", "fail"))
         if record.get("repeat"):
             continue
         where = (record.get("config"), record["test_id"])

@@ -4,6 +4,7 @@ network). Every string from the log (names, evidence, tool names) reaches the pa
 document with `textContent` only: a hostile test name is shown as text, never parsed as markup."""
 
 import json
+import math
 import re
 from datetime import datetime
 from typing import Any
@@ -16,9 +17,29 @@ _STATUS_CODE = {status: index for index, status in enumerate(STATUSES)}
 _TURN_EVIDENCE = re.compile(r"^turn (\d+): expected_tool_calls$")
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _finite(value: Any) -> Any:
+    """The value with every infinite or NaN number as 0 (JSON has no Infinity: one would blank the page; the
+    page does arithmetic on every number it holds)."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else 0.0
+    if isinstance(value, dict):
+        return {key: _finite(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(item) for item in value]
+    return value
+
+
 def safe_json(value: Any) -> str:
-    """JSON that cannot end or open a tag inside `<script>`: `<`, `>`, `&`, U+2028, U+2029 as \\u escapes."""
-    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    """JSON that cannot end or open a tag inside `<script>`: `<`, `>`, `&`, U+2028, U+2029 as \\u escapes; a
+    lone surrogate (from a log line) as its \\u escape, so the page encodes as UTF-8; no Infinity or NaN."""
+    try:
+        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    except ValueError:  # a non-finite number somewhere (rare: the walk only then)
+        text = json.dumps(_finite(value), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    text = _SURROGATE.sub(lambda found: f"\\u{ord(found.group()):04x}", text)
     return (text.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
             .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
 

@@ -280,8 +280,10 @@ class OacStateDB:
 
     def dump(self) -> None:
         self._stop.set()
-        if self._flusher is not None and self._flusher is not threading.current_thread():
-            self._flusher.join()
+        flusher = self._flusher
+        # (a Ctrl-C between making the thread and starting it leaves one never started: nothing to join)
+        if flusher is not None and flusher is not threading.current_thread() and flusher.ident is not None:
+            flusher.join()
         global _owner_pid
         try:
             self.flush()

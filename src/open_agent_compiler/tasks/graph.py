@@ -197,6 +197,7 @@ class TestPlan:
         states of the files the key covers (the key proves they are the bytes that passed)."""
         shared = self.shared
         assert shared is not None
+        shared.refresh()  # what other runners proved while this plan loaded and keyed
         checker = OacFileChecker()
         for test_id, name in self.names.items():
             key = self.keys[test_id]

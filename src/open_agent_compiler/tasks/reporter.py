@@ -136,6 +136,9 @@ class OacReporter:
             if folded is None:
                 return
             outcome, summary, flaky = folded
+            backend = _backend()
+            if backend is not None and (flaky or outcome.status == "fail"):  # the test's own green goes too
+                backend.mark_failed(plan.names[test_id], plan.keys[test_id], finished, outcome.duration_s)
             self._report(plan, test_id, outcome, flaky)
             self._append(plan, build_record(plan, test_id, outcome, finished, repeats=summary, flaky=flaky))
             return

@@ -64,6 +64,8 @@ class SharedSession:
         self._prefix = ""
         self._fetched: dict[str, dict[str, Known]] = {}
         self._error: BaseException | None = None
+        self._wanted: set[str] = set()
+        self._read_at = 0.0  # the newest recorded_at of the planning read (server time)
 
     @property
     def online(self) -> bool:
@@ -112,7 +114,26 @@ class SharedSession:
             self.store.close()
             raise error
         self.known = only(fetched, wanted)
+        self._wanted = wanted
+        self._read_at = max((known.recorded_at for keys in fetched.values() for known in keys.values()),
+                            default=0.0)
         return self
+
+    def refresh(self) -> None:
+        """Read again what other runners recorded since the planning read (one round trip, just before the tests
+        run): the first read starts while the registry loads, so a pass another runner pushed during planning
+        was missed and its test ran again here as 'never ran'."""
+        if not self.online or not self._wanted:
+            return
+        with self._lock:
+            try:
+                # (a minute back: a row's recorded_at is its transaction's start, which may precede rows seen)
+                newer = self.store.fetch_since(os.path.commonprefix(list(self._wanted)), self._read_at - 60)
+            except SharedStateError as exc:
+                self.give_up(exc)
+                return
+        for task_id, keys in only(newer, self._wanted).items():
+            self.known.setdefault(task_id, {}).update(keys)
 
     def give_up(self, exc: SharedStateError) -> None:
         """The server failed: one line, then local state only (the outbox keeps this run's results). With

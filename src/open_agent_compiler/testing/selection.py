@@ -25,6 +25,7 @@ from open_agent_compiler.errors import NothingSelected, OacError
 
 _TOKEN = re.compile(r"\s*(?:(\()|(\))|([\w:+\-.\[\]\\/@#=]+))")
 _WORDS = ("and", "or", "not")
+MAX_DEPTH = 100  # nesting of "not" and "(": deeper is refused with one line (Python's stack is not a limit we show)
 Matcher = Callable[[str, frozenset[str]], bool]  # (lowercased test id, tags) → selected
 T = TypeVar("T")
 
@@ -53,9 +54,11 @@ class _Parser:
         self.text, self.flag, self.leaf = text, flag, leaf
         self.tokens = _tokens(text, flag)
         self.at = 0
+        self.depth = 0
 
     def fail(self, what: str) -> ExpressionError:
-        return ExpressionError(f"{self.flag} {self.text!r}: {what}")
+        shown = self.text if len(self.text) <= 80 else self.text[:77] + "..."
+        return ExpressionError(f"{self.flag} {shown!r}: {what}")
 
     def peek(self) -> str | None:
         return self.tokens[self.at] if self.at < len(self.tokens) else None
@@ -95,17 +98,26 @@ class _Parser:
         token = self.take()
         if token is None:
             raise self.fail("ends where a name, 'not' or '(' was expected")
-        if token == "not":
-            inner = self.not_expr()
-            return lambda test_id, tags: not inner(test_id, tags)
-        if token == "(":
-            inner = self.expr()
-            if self.take() != ")":
-                raise self.fail("a '(' is not closed")
-            return inner
+        if token in ("not", "("):
+            self.depth += 1
+            if self.depth > MAX_DEPTH:
+                raise self.fail(f"nested deeper than {MAX_DEPTH} levels of 'not' and '('")
+            try:
+                return self._nested(token)
+            finally:
+                self.depth -= 1
         if token in (")", "and", "or"):
             raise self.fail(f"unexpected {token!r} where a name, 'not' or '(' was expected")
         return self.leaf(token)
+
+    def _nested(self, token: str) -> Matcher:
+        if token == "not":
+            inner = self.not_expr()
+            return lambda test_id, tags: not inner(test_id, tags)
+        inner = self.expr()
+        if self.take() != ")":
+            raise self.fail("a '(' is not closed")
+        return inner
 
 
 def keyword_matcher(text: str) -> Matcher:
