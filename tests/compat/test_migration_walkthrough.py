@@ -4,7 +4,9 @@ tests/compat/registries/walkthrough/ (ours, written in the public package's docu
 under open-agent-compiler 1.16.5 and under oac. The public package comes from tests/compat/_anchor.py (skipped
 with the reason where it cannot be installed, a failure when `CI` is set)."""
 
+import json
 import shutil
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -123,3 +125,65 @@ def test_a_config_without_tests_gives_the_same_summary_and_exit_code(tmp_path: P
     assert (last_line(theirs), theirs.returncode) == (
         "oac test: discovered=0 passed=0 failed=0 skipped=0 not_runnable=0", 0)
     assert (last_line(ours), ours.returncode) == (last_line(theirs), theirs.returncode)
+
+
+# --- Tool scripts run as commands (what the real harness runs), on both packages side by side. ---
+TOOL_SCRIPTS = Path(__file__).resolve().parent / "tool_scripts"
+BOUND = '{"notes": {"kind": "sqlite", "config": {"path": "%s"}}}'
+MOCK_ONLY = '{"notes": {"kind": "sqlite", "config": {}, "mock_only": true}}'
+# (script, arguments, extra environment); {db} and {mock_file} are filled in per run
+TOOL_COMMANDS = [
+    ("notes_tool.py", ["--topic", "db"], {}),
+    ("notes_tool.py", ["--topic", "db", "--limit", "1"], {"OAC_RESOURCES_JSON": BOUND}),
+    ("notes_tool.py", ["--topic", "db"], {"OAC_RESOURCES_JSON": BOUND}),
+    ("notes_tool.py", ["--topic", "db"], {"OAC_RESOURCES_JSON": MOCK_ONLY}),
+    ("notes_tool.py", ["--topic", "db"], {"OAC_MOCK_RESPONSE": '{"notes": ["env"], "source": "env"}'}),
+    ("notes_tool.py", ["--topic", "db", "--mock", '{"notes": ["flag"], "source": "flag"}'],
+     {"OAC_MOCK_RESPONSE": '{"notes": ["env"], "source": "env"}'}),
+    ("notes_tool.py", ["--topic", "db", "--mock", "{mock_file}"], {}),
+    ("notes_tool.py", ["--topic", "db", "--mock-callable", "notes_tool:canned", "--mock", '{"x": 1}'], {}),
+    ("notes_tool.py", ["--topic", "db", "--mock", '[1, 2]'], {}),
+    ("notes_tool.py", ["--topic", "db", "--limit", "many"], {}),  # bad input: exit 2
+    ("notes_tool.py", ["--topic", "db", "--limit", "many"], {"OAC_MOCK_RESPONSE": '{"notes": []}'}),
+    ("notes_tool.py", ["--topic", "db", "--nonsense", "1"], {}),
+    ("quiet_tool.py", ["--topic", "canned"], {}),
+    ("quiet_tool.py", ["--topic", "plain"], {"OAC_RESOURCES_JSON": MOCK_ONLY}),
+    ("quiet_tool.py", ["--topic", "canned", "--mock", '{"notes": ["flag"], "source": "flag"}'], {}),
+]
+
+
+def tool_command_results(python: Path, root: Path) -> list[tuple[int, str, str]]:
+    shutil.copytree(TOOL_SCRIPTS, root, ignore=shutil.ignore_patterns("__pycache__"))
+    db = root / "notes.db"
+    with sqlite3.connect(db) as connection:
+        connection.execute("create table notes (id integer primary key, topic text, body text)")
+        connection.executemany("insert into notes (topic, body) values (?, ?)",
+                               [("db", "first"), ("db", "second"), ("web", "third")])
+    (root / "mock.json").write_text('{"notes": ["from a file"], "source": "file"}')
+    running = []
+    for script, args, extra in TOOL_COMMANDS:
+        words = [w.replace("{mock_file}", str(root / "mock.json")) for w in args]
+        env = {"PATH": "/usr/bin:/bin", "HOME": str(root), "PYTHONDONTWRITEBYTECODE": "1", "PYTHONPATH": str(root)}
+        env.update({k: v.replace("%s", str(db)) for k, v in extra.items()})
+        running.append(subprocess.Popen([str(python), script, *words], cwd=root, env=env, text=True,
+                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE))
+    results = []
+    for process in running:
+        out, err = process.communicate(timeout=300)
+        results.append((process.returncode, out, err))
+    return results
+
+
+def test_tool_scripts_answer_as_the_public_package_does(tmp_path: Path, public_oac: Path) -> None:
+    theirs = tool_command_results(public_oac.with_name("python"), tmp_path / "theirs")
+    ours = tool_command_results(Path(sys.executable), tmp_path / "ours")
+    for case, (their, our) in zip(TOOL_COMMANDS, zip(theirs, ours)):
+        assert their[0] in (0, 2), (case, their)
+        assert our[0] == their[0], (case, their, our)
+        if their[0] == 0:
+            assert json.loads(our[1]) == json.loads(their[1]), case
+        else:  # bad input: nothing on stdout, one line naming the culprit on stderr (1.16.5 prints its usage too)
+            assert our[1] == "" and len(our[2].splitlines()) == 1, (case, our)
+    answers = [json.loads(out) for code, out, _ in ours if code == 0]
+    assert {"notes": ["first"], "source": "notes"} in answers  # the bound resource reached execute()
+    assert {"notes": ["callable saw NotesIn db"], "source": "callable"} in answers
