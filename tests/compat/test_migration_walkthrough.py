@@ -5,6 +5,7 @@ under open-agent-compiler 1.16.5 and under oac. The public package comes from te
 with the reason where it cannot be installed, a failure when `CI` is set)."""
 
 import json
+import re
 import shutil
 import sqlite3
 import subprocess
@@ -187,3 +188,25 @@ def test_tool_scripts_answer_as_the_public_package_does(tmp_path: Path, public_o
     answers = [json.loads(out) for code, out, _ in ours if code == 0]
     assert {"notes": ["first"], "source": "notes"} in answers  # the bound resource reached execute()
     assert {"notes": ["callable saw NotesIn db"], "source": "callable"} in answers
+
+
+def verdicts(result: subprocess.CompletedProcess[str]) -> dict[str, str]:
+    """`oac test -v`'s per-test lines (`  pass 'name'` / `  FAIL 'name': ...`) as {name: pass/FAIL}."""
+    found = re.findall(r"^\s+(pass|FAIL) '([^']+)'", result.stdout, re.MULTILINE)
+    return {name: verdict for verdict, name in found}
+
+
+def test_guard_tests_on_built_in_tools_decide_as_the_public_package_does(tmp_path: Path, public_oac: Path) -> None:
+    """A `must_not_have_tools` guard on a granted built-in fails, `must_have_tools` with built-in names passes;
+    on ours in every dialect, since a guard means the same in every harness."""
+    args = ("test", "guards:registry", "--config", "default", "-v")
+    theirs, ours = run_both(public_oac, tmp_path, *args)
+    expected = {"editor-has-the-built-ins": "pass", "editor-never-edits": "FAIL", "editor-never-writes": "FAIL",
+                "helper-may-read": "pass", "helper-never-edits": "pass"}
+    assert (verdicts(theirs), theirs.returncode) == (expected, 1), theirs.stdout
+    assert (verdicts(ours), ours.returncode) == (expected, 1), ours.stdout
+    root = project(tmp_path, "dialects")
+    for dialect in DIALECTS:
+        result = subprocess.run([str(OURS), *args, "--dialect", dialect], cwd=root, capture_output=True, text=True,
+                                timeout=300, env={"PATH": "/usr/bin:/bin", "HOME": str(root)})
+        assert verdicts(result) == expected, (dialect, result.stdout, result.stderr)

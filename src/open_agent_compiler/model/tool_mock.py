@@ -2,7 +2,6 @@
 (`--mock-callable module:callable`, then `--mock SPEC`, then `$OAC_MOCK_RESPONSE`; a SPEC is JSON text or the path
 of a JSON file) and the resources its access profile binds (`$OAC_RESOURCES_JSON`). The order is 1.16.5's."""
 
-import importlib
 import inspect
 import json
 import os
@@ -10,8 +9,10 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from open_agent_compiler.errors import OacError
 from open_agent_compiler.model.resource_handle import MOCK_ENV, RESOURCES_ENV, ResourceHandle
 from open_agent_compiler.model.tool_cli import ToolArgsError
+from open_agent_compiler.usercode import loader
 
 MOCK_OPTIONS = ("--mock", "--mock-callable")
 
@@ -50,19 +51,13 @@ def _spec_payload(spec: str, origin: str) -> Any:
         raise ToolArgsError(f"{origin} file {spec!r} is not JSON: {exc}") from None
 
 
-def _mock_callable(spec: str) -> Callable[[Any], Any]:
-    module_name, colon, attribute = spec.partition(":")
-    if not colon or not module_name or not attribute:
-        raise ToolArgsError(f"--mock-callable must be 'module:callable', got {spec!r}")
+def _mock_callable(spec: str, validated_input: Any) -> Any:
+    """What the `module:callable` the test names returns for the input (imported through the one loader)."""
     try:
-        target: Any = importlib.import_module(module_name)
-        for part in attribute.split("."):
-            target = getattr(target, part)
-    except (ImportError, AttributeError) as exc:
-        raise ToolArgsError(f"--mock-callable {spec!r} cannot be loaded: {exc}") from None
-    if not callable(target):
-        raise ToolArgsError(f"--mock-callable {spec!r} is not callable")
-    return target
+        loaded = loader.load(spec, None, "--mock-callable", expects="a mock function")
+        return loader.call(loaded, spec, "--mock-callable", validated_input)
+    except OacError as exc:
+        raise ToolArgsError(str(exc)) from None
 
 
 def given_mock(options: Mapping[str, str], validated_input: Any,
@@ -70,7 +65,7 @@ def given_mock(options: Mapping[str, str], validated_input: Any,
     """(True, the mock's answer) when the command line or the environment gives one, else (False, None)."""
     env = os.environ if environ is None else environ
     if "--mock-callable" in options:
-        return True, _mock_callable(options["--mock-callable"])(validated_input)
+        return True, _mock_callable(options["--mock-callable"], validated_input)
     if "--mock" in options:
         return True, _spec_payload(options["--mock"], "--mock")
     if env.get(MOCK_ENV):
