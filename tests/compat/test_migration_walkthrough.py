@@ -210,3 +210,42 @@ def test_guard_tests_on_built_in_tools_decide_as_the_public_package_does(tmp_pat
         result = subprocess.run([str(OURS), *args, "--dialect", dialect], cwd=root, capture_output=True, text=True,
                                 timeout=300, env={"PATH": "/usr/bin:/bin", "HOME": str(root)})
         assert verdicts(result) == expected, (dialect, result.stdout, result.stderr)
+
+
+def test_a_compile_over_a_build_of_the_public_package_is_never_a_silent_green(tmp_path: Path,
+                                                                             public_oac: Path) -> None:
+    """1.16.5 built the target; the registry then changed. 1.16.5 rebuilds it; ours refuses with one line naming
+    --adopt (exit 1, nothing replaced or deleted, with or without --clean) and, with --adopt, writes the same
+    agents as 1.16.5 and leaves the files it did not compile alone."""
+    args = ("compile", "archive:registry", "--config", "default", "--target", "out")
+    roots = {}
+    for name in ("theirs", "ours"):
+        root = roots[name] = project(tmp_path, name)
+        made = subprocess.run([str(public_oac), *args], cwd=root, capture_output=True, text=True, timeout=300,
+                              env={"PATH": "/usr/bin:/bin", "HOME": str(root)})
+        assert made.returncode == 0, made.stderr
+        registry = root / "archive.py"
+        registry.write_text(registry.read_text().replace("Find the box, say its shelf.", "Find the box and its row."))
+    built = {path.relative_to(roots["ours"]): path.read_bytes() for path in (roots["ours"] / "out").rglob("*")
+             if path.is_file()}
+    theirs = subprocess.run([str(public_oac), *args], cwd=roots["theirs"], capture_output=True, text=True,
+                            timeout=300, env={"PATH": "/usr/bin:/bin", "HOME": str(roots["theirs"])})
+    assert theirs.returncode == 0 and "its row" in (roots["theirs"] / "out/.opencode/agents/primary.md").read_text()
+    for extra in ((), ("--clean",)):
+        ours = subprocess.run([str(OURS), *args, *extra], cwd=roots["ours"], capture_output=True, text=True,
+                              timeout=300, env={"PATH": "/usr/bin:/bin", "HOME": str(roots["ours"])})
+        assert ours.returncode == 1, (extra, ours.stdout, ours.stderr)
+        refusal = [line for line in ours.stderr.splitlines() if "--adopt" in line]
+        assert len(refusal) == 1 and "open-agent-compiler 1.16.5" in refusal[0], ours.stderr
+        assert {path: (roots["ours"] / path).read_bytes() for path in built} == built  # nothing replaced or deleted
+    adopted = subprocess.run([str(OURS), *args, "--adopt"], cwd=roots["ours"], capture_output=True, text=True,
+                             timeout=300, env={"PATH": "/usr/bin:/bin", "HOME": str(roots["ours"])})
+    assert adopted.returncode == 0, adopted.stderr
+    names = list_agent_artifacts(roots["theirs"] / "out", "opencode")
+    assert list_agent_artifacts(roots["ours"] / "out", "opencode") == names
+    for name in names:
+        assert (load_agent_artifact(roots["ours"] / "out", name, "opencode").body.count("its row")
+                == load_agent_artifact(roots["theirs"] / "out", name, "opencode").body.count("its row"))
+    for path, data in built.items():  # 1.16.5's files we compile no counterpart of are still there
+        if not (roots["ours"] / path).is_file():
+            raise AssertionError(f"{path} was deleted")

@@ -44,14 +44,26 @@ def print_report(report: WriteReport, verbose: bool) -> None:
     if verbose:
         for rel in report.unchanged:
             click.echo(f"unchanged {shown(rel)}")
-    if any(kept.reason == NOT_OURS for kept in report.kept):
-        click.echo(f"oac compile: files at compiled paths were not written by oac (after a fresh clone, when "
-                   f"{MANIFEST_PATH} is not committed?); --adopt takes them over", err=True)
     click.echo(
         f"oac compile: {report.dialect} -> {report.target}: written={len(report.written)} "
         f"unchanged={len(report.unchanged)} removed={len(report.removed)} kept={len(report.kept)}"
         + (" (dry run: nothing changed)" if report.dry_run else "")
     )
+
+
+def foreign_files(reports: list[WriteReport]) -> int:
+    """How many compiled paths hold a file oac did not write (a 1.16.5 build, a fresh clone behind the config)."""
+    return sum(kept.reason == NOT_OURS for report in reports for kept in report.kept)
+
+
+def refuse_stale(reports: list[WriteReport]) -> None:
+    """A build left stale by files oac may not replace is never a silent exit 0: one line naming --adopt, exit 1."""
+    count = foreign_files(reports)
+    if count:
+        click.echo(f"oac compile: {count} file(s) at compiled paths were not written by oac and still hold other "
+                   f"bytes than this compile's (a build of open-agent-compiler 1.16.5, or a fresh clone whose "
+                   f"{MANIFEST_PATH} is not committed): the build is stale; --adopt takes them over", err=True)
+        sys.exit(1)
 
 
 def _setting(project: ProjectSettings, key: str) -> Any:
@@ -138,6 +150,8 @@ def compile_command(factory: str | None, config_name: str | None, target: Path |
             click.echo(f"warning: {warning}", err=True)
         for report in previews:
             print_report(report, verbose)
+        if dry_run and not check and foreign_files(previews):
+            click.echo("oac compile: files oac did not write are at compiled paths; --adopt takes them over", err=True)
         # stale: what a compile would write or remove, and files at compiled paths that differ from the output
         stale = sum(len(r.written) + len(r.removed) + sum(k.reason in (NOT_OURS, CHANGED) for k in r.kept)
                     for r in previews)
@@ -155,3 +169,4 @@ def compile_command(factory: str | None, config_name: str | None, target: Path |
         click.echo(f"warning: {warning}", err=True)
     for report in reports:
         print_report(report, verbose)
+    refuse_stale(reports)
