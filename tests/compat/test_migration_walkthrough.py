@@ -29,6 +29,7 @@ STEPS = [
     ("release", "oac test: discovered=2 passed=2 failed=0 skipped=0 not_runnable=0"),
     ("crew", "oac test: discovered=3 passed=3 failed=0 skipped=0 not_runnable=0"),
     ("fleet", "oac test: discovered=1 passed=1 failed=0 skipped=0 not_runnable=0"),
+    ("tuning", "oac test: discovered=1 passed=1 failed=0 skipped=0 not_runnable=0"),
 ]
 MODULES = ["greeter", *(module for module, _ in STEPS)]
 
@@ -249,3 +250,34 @@ def test_a_compile_over_a_build_of_the_public_package_is_never_a_silent_green(tm
     for path, data in built.items():  # 1.16.5's files we compile no counterpart of are still there
         if not (roots["ours"] / path).is_file():
             raise AssertionError(f"{path} was deleted")
+
+
+CRITERIA = """
+import json, sys
+sys.path.insert(0, ".")
+import tuning
+from open_agent_compiler.improvement import metric_key
+print(json.dumps([tuning.GOAL.model_dump(mode="json"), [metric_key(c) for c in tuning.GOAL.criteria],
+                  tuning.PER_CLASS.model_dump(mode="json")["class_map"]["deep"]["model_id"]]))
+"""
+
+
+def test_a_registry_declaring_improvement_criteria_imports_the_same(tmp_path: Path, public_oac: Path) -> None:
+    """1.16.5's examples 20 and 25 in our own words: the criteria import and read back the same on both
+    packages; on ours, building the loop raises one line saying the loop is out of scope."""
+    answers = []
+    for python, name in ((public_oac.with_name("python"), "theirs"), (Path(sys.executable), "ours")):
+        root = project(tmp_path, name)
+        result = subprocess.run([str(python), "-c", CRITERIA], cwd=root, capture_output=True, text=True,
+                                timeout=300, env={"PATH": "/usr/bin:/bin", "HOME": str(root)})
+        assert result.returncode == 0, result.stderr
+        answers.append(json.loads(result.stdout))
+    assert answers[0] == answers[1]
+    assert answers[1][1] == ["score_floor:by_name:answer-length", "pass_rate"]
+    refused = subprocess.run([sys.executable, "-c", "import tuning; tuning.improve()"], capture_output=True,
+                             text=True, timeout=300, cwd=WALKTHROUGH, env={"PATH": "/usr/bin:/bin",
+                                                                          "PYTHONDONTWRITEBYTECODE": "1"})
+    assert refused.returncode != 0
+    assert refused.stderr.strip().splitlines()[-1].startswith(
+        "open_agent_compiler.improvement.out_of_scope.OutOfScopeError: PromptPrefixMutator is part of "
+        "open-agent-compiler 1.16.5's improvement loop, which oac does not run"), refused.stderr
