@@ -21,6 +21,10 @@ ALL = "all"
 CLEAN_NOTE = ("oac compile: --clean removes only files oac wrote (listed in its manifest, still unchanged), then "
               "builds; unlike open-agent-compiler 1.16.5 it never deletes the rest of the target")
 
+# Said at run time, because 1.16.5's --native-tools also writes .opencode/tool/*.ts shims or an MCP tools server.
+NATIVE_TOOLS_NOTE = ("oac compile: --native-tools changes nothing: unlike open-agent-compiler 1.16.5, oac writes no "
+                     "native tool shims or tools server; tools compile as they do without the flag")
+
 
 def dialect_names(chosen: tuple[str, ...]) -> list[str]:
     """The dialects to compile, in table order when 'all' is among them, else as given (repeats dropped)."""
@@ -115,6 +119,9 @@ def compile_request(factory: str | None, config: str | None, target: Path | None
 @click.option("--adopt", is_flag=True,
               help="Take over files at compiled paths that oac did not write (e.g. after a fresh clone) or that "
                    "were edited since: they are overwritten. Symbolic links are still left alone.")
+@click.option("--native-tools", is_flag=True,
+              help="Accepted for open-agent-compiler 1.16.5's command line; oac writes no native tool shims (said "
+                   "at run time).")
 @click.option("--dry-run", is_flag=True, help="Check and report, change nothing.")
 @click.option("--check", is_flag=True,
               help="Change nothing; exit 1 listing what would change when the compiled files are not up to date "
@@ -122,7 +129,7 @@ def compile_request(factory: str | None, config: str | None, target: Path | None
 @click.option("-v", "--verbose", is_flag=True, help="Also list unchanged files.")
 @one_line_errors
 def compile_command(factory: str | None, config_name: str | None, target: Path | None, dialects: tuple[str, ...],
-                    clean: bool, adopt: bool, dry_run: bool, check: bool, verbose: bool) -> None:
+                    clean: bool, adopt: bool, native_tools: bool, dry_run: bool, check: bool, verbose: bool) -> None:
     """Compile config --config of FACTORY (module:callable returning an AgentRegistry) into --target; with no
     arguments, every [[tool.oac.compile]] entry of pyproject.toml.
 
@@ -136,6 +143,8 @@ def compile_command(factory: str | None, config_name: str | None, target: Path |
     else:
         root, factory, config_name, target, dialects = compile_request(factory, config_name, target, dialects)
         entries = [CompileEntry(config=config_name, dialect=name, target=target) for name in dialect_names(dialects)]
+    if native_tools:
+        click.echo(NATIVE_TOOLS_NOTE, err=True)
     passes = (True, False) if clean else (False,)  # --clean: take back what we wrote, then build
     if clean:
         click.echo(CLEAN_NOTE, err=True)
