@@ -4,6 +4,8 @@ that references a subagent with mode="primary" is told to delegate with the harn
 a helper script that is neither shipped nor allowed."""
 
 import importlib
+import subprocess
+import sys
 import re
 from pathlib import Path
 
@@ -75,3 +77,26 @@ def test_a_primary_mode_dispatcher_is_told_to_delegate_not_to_run_a_script(diale
     assert "worker" in body
     assert not re.search(r"opencode_manager|\bscripts/|\.py\b|uv run|python3? ", body), body
     assert any("mode 'primary'" in warning for warning in output.warnings)
+
+
+ARTIFACT_ERRORS = """
+import sys
+from open_agent_compiler.testing.artifacts import load_agent_artifact
+for dialect in ("opencode", "no-such-dialect"):
+    try:
+        load_agent_artifact(sys.argv[1], "ghost", dialect=dialect)
+    except FileNotFoundError as exc:
+        print("FileNotFoundError", sys.argv[1] in str(exc))
+    except ValueError as exc:
+        print("ValueError", "no-such-dialect" in str(exc))
+"""
+
+
+def test_load_agent_artifact_raises_what_the_public_package_raises(tmp_path: Path) -> None:
+    """A missing agent is a FileNotFoundError naming the path, an unknown dialect a ValueError, on both packages
+    (ours are our own one-line errors, subclasses of those)."""
+    from _anchor import anchor_python
+
+    outputs = [subprocess.run([str(python), "-c", ARTIFACT_ERRORS, str(tmp_path)], capture_output=True, text=True,
+                              timeout=300) for python in (anchor_python(), Path(sys.executable))]
+    assert outputs[0].stdout == outputs[1].stdout == "FileNotFoundError True\nValueError True\n", outputs
