@@ -100,3 +100,16 @@ def test_load_agent_artifact_raises_what_the_public_package_raises(tmp_path: Pat
     outputs = [subprocess.run([str(python), "-c", ARTIFACT_ERRORS, str(tmp_path)], capture_output=True, text=True,
                               timeout=300) for python in (anchor_python(), Path(sys.executable))]
     assert outputs[0].stdout == outputs[1].stdout == "FileNotFoundError True\nValueError True\n", outputs
+
+
+def test_two_variants_with_one_postfix_are_refused_when_the_script_is_built(tmp_path: Path) -> None:
+    from open_agent_compiler.compiler.script import CompileScript
+    from open_agent_compiler.model.core.model_preset import ModelPreset
+    from open_agent_compiler.model.core.variant_spec import VariantSpec
+
+    preset = ModelPreset(name="p", provider="anthropic", model_id="claude-haiku-4-5")
+    made = [VariantSpec(name=name, postfix=postfix, preset=preset) for name, postfix in (("a", "-x"), ("b", "-y"))]
+    CompileScript(target=tmp_path, factory_spec="agents:registry", config="default", variants=made)
+    with pytest.raises(ValueError, match="'a' and 'b' share the postfix '-x'"):
+        CompileScript(target=tmp_path, factory_spec="agents:registry", config="default",
+                      variants=[made[0], made[1].model_copy(update={"postfix": "-x"})])
