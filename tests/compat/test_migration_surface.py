@@ -113,3 +113,22 @@ def test_two_variants_with_one_postfix_are_refused_when_the_script_is_built(tmp_
     with pytest.raises(ValueError, match="'a' and 'b' share the postfix '-x'"):
         CompileScript(target=tmp_path, factory_spec="agents:registry", config="default",
                       variants=[made[0], made[1].model_copy(update={"postfix": "-x"})])
+
+
+def test_compile_script_says_its_warnings_without_verbose(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from open_agent_compiler.compiler.script import CompileScript
+
+    reg = AgentRegistry()
+    model = ModelParameters(model_name="anthropic/claude-sonnet-4-5")
+    worker = AgentDefinition(header=header("worker"), usage_explanation_long="w", usage_explanation_short="w",
+                             system_prompt="Do the work.")
+    boss = AgentDefinition(header=header("boss"), usage_explanation_long="b", usage_explanation_short="b",
+                           system_prompt="Hand the work on.", subagents=[header("worker", mode="primary")])
+    slots = [TemplateSlot(name="primary", default_agent_id=reg.register_agent("boss", boss, model)),
+             TemplateSlot(name="worker", default_agent_id=reg.register_agent("worker", worker, model))]
+    reg.register_template(TemplateTree(name="t", slots=slots))
+    reg.create_compilation_config(CompilationConfig(name="default", template_name="t"))
+    result = CompileScript(target=tmp_path, factory=lambda: reg, config="default").run()
+    captured = capsys.readouterr()
+    assert result.warnings and captured.out == ""
+    assert captured.err.splitlines() == [f"warning: {warning}" for warning in result.warnings]

@@ -11,6 +11,7 @@ removes what it wrote before and no longer produces.
 """
 
 import os
+import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Literal
@@ -202,6 +203,9 @@ class CompileScript:
         )
         if self.verbose:
             self._print(result)
+        else:  # a warning says where the output differs from what was asked: never silent (1.16.5 is)
+            for warning in result.warnings:
+                print(f"warning: {warning}", file=sys.stderr)
         return result
 
     def _print(self, result: CompileResult) -> None:
