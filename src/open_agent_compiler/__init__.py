@@ -52,6 +52,7 @@ _MODULES: dict[str, tuple[str, ...]] = {
     "testing.evaluators.tool_not_called": ("ToolNotCalledEvaluator",),
     # the programmatic compile (the compiler and its writer)
     "compiler.script": ("CompileScript", "build", "build_variant"),
+    "improvement.criteria": ("OptimisationCriterion",),  # the improvement loop's criteria (values only)
 }
 _WHERE: dict[str, str] = {name: module for module, names in _MODULES.items() for name in names}
 

@@ -23,6 +23,17 @@ class FactoryError(OacError, ValueError):
     """A `module:callable` factory spec could not produce a registry."""
 
 
+class ArtifactNotFound(OacError, FileNotFoundError):  # FileNotFoundError: what the public package raises here
+    """A compiled agent that is not in the build directory."""
+
+    def __str__(self) -> str:  # the one line given, not OSError's "[Errno …]" form
+        return str(self.args[0]) if self.args else ""
+
+
+class UnknownDialect(OacError, ValueError):  # ValueError: what the public package raises here
+    """A dialect name that is not in the table."""
+
+
 class ResultsError(OacError):
     """A results file or state store cannot be used."""
 

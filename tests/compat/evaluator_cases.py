@@ -44,6 +44,7 @@ CASES: list[Case] = [
     ("facts-forbidden-cs", "fact_recall", {"facts": [{"any_of": ["a1"]}], "forbidden": ["Aspirin"],
                                            "forbidden_case_sensitive": True}, {"output": "a1 with aspirin"}),
     ("facts-only-forbidden", "fact_recall", {"forbidden": ["secret"]}, {"output": "all clear"}),
+    ("facts-dict-repr", "fact_recall", {"facts": [{"any_of": ["'status': 'done'"]}]}, {"output": {"status": "done"}}),
     ("facts-dict-output", "fact_recall", {"facts": [{"any_of": ["shipped"]}]}, {"output": {"status": "shipped"}}),
     ("facts-list-output", "fact_recall", {"facts": [{"any_of": ["42"]}]}, {"output": [42, 43]}),
     ("facts-int-output", "fact_recall", {"facts": [{"any_of": ["42"]}]}, {"output": 42}),

@@ -41,3 +41,16 @@ def test_the_table_lists_the_differences_of_this_round() -> None:
                    "`UsageError` (bad `CompileScript` arguments) and `FactoryError`",
                    "the skip reason says so"):
         assert phrase in TABLE, phrase
+
+
+def test_an_evaluator_kind_without_implementation_fails_and_says_1_16_5_would_skip() -> None:
+    from open_agent_compiler.model.core.evaluator import Evaluator
+
+    class Unimplemented(Evaluator):
+        kind: str = "not-registered"
+
+    result = evaluate(Unimplemented(), RunContext(output="x"))
+    assert not result.passed and not result.skipped
+    assert "no implementation for evaluator kind 'not-registered'" in result.evidence
+    assert "1.16.5 would skip it" in result.evidence
+    assert "An evaluator kind with no implementation fails" in TABLE

@@ -8,6 +8,8 @@ from pathlib import Path
 
 from engine_project import SUMMARY, Project, summary_line
 
+from open_agent_compiler.keys.record_hash import composite_hash
+
 TIMING = re.compile(r" \[(?:capability|tool|agent)(?: \d+\.\d{3}s)?\]$")  # the kind/duration suffix of result lines
 
 FIRST = [
@@ -143,5 +145,6 @@ def test_record_hashes_have_the_right_values(quickstart: Project) -> None:
     assert len(green) == 4
     for test_id, record in records.items():
         if record["status"] == "pass":
-            assert green[f"test:prod:{test_id}"] == record["composite_hash"]
+            assert composite_hash(green[f"test:prod:{test_id}"]) == record["composite_hash"]
+        assert re.fullmatch(r"[0-9a-f]{64}", record["composite_hash"])  # a SHA-256 hex, as the seed documents
     assert len({r["composite_hash"] for r in records.values()}) == 5

@@ -9,6 +9,7 @@ import subprocess
 
 import pytest
 
+from open_agent_compiler.keys.record_hash import composite_hash
 from engine_project import OAC, ONE_AGENT, READ_BUILD, SUMMARY, Project, add_agent_tests, summary_line
 
 SLOW_TOOLS = '''
@@ -130,7 +131,7 @@ def test_green_never_exists_without_its_record(slow: Project, tmp_path) -> None:
         records = {(r["test_id"], r["composite_hash"]) for r in slow.records() if r["status"] == "pass"}
         db = sqlite3.connect(slow.root / ".oac" / "doit-state.sqlite3")
         for name, key in db.execute("select task_id, green_key from doit where green_key is not null"):
-            assert (name.split(":", 2)[2], key) in records
+            assert (name.split(":", 2)[2], composite_hash(key)) in records
 
 
 def test_corrupt_state_db_warns_and_runs_cold(project: Project) -> None:

@@ -282,7 +282,7 @@ def test_a_fresh_clone_behind_the_config_needs_adopt_and_says_so(project: Path, 
     monkeypatch.setenv(VERSION, "2")
     runner = CliRunner()
     plain = runner.invoke(oac, ["compile", "agents:registry", "--config", "prod", "--target", "out"])
-    assert plain.exit_code == 0 and f"({NOT_OURS})" in plain.output
+    assert plain.exit_code == 1 and f"({NOT_OURS})" in plain.output  # stale: never a silent exit 0
     assert "--adopt" in plain.output  # the hint: how to take them back
     assert (target / ".opencode/agents/primary.md").read_bytes() != compiled(project, "opencode", "2").files[0].content
     adopted = runner.invoke(oac, ["compile", "agents:registry", "--config", "prod", "--target", "out", "--adopt"])

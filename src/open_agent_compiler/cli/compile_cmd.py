@@ -21,6 +21,10 @@ ALL = "all"
 CLEAN_NOTE = ("oac compile: --clean removes only files oac wrote (listed in its manifest, still unchanged), then "
               "builds; unlike open-agent-compiler 1.16.5 it never deletes the rest of the target")
 
+# Said at run time, because 1.16.5's --native-tools also writes .opencode/tool/*.ts shims or an MCP tools server.
+NATIVE_TOOLS_NOTE = ("oac compile: --native-tools changes nothing: unlike open-agent-compiler 1.16.5, oac writes no "
+                     "native tool shims or tools server; tools compile as they do without the flag")
+
 
 def dialect_names(chosen: tuple[str, ...]) -> list[str]:
     """The dialects to compile, in table order when 'all' is among them, else as given (repeats dropped)."""
@@ -44,14 +48,26 @@ def print_report(report: WriteReport, verbose: bool) -> None:
     if verbose:
         for rel in report.unchanged:
             click.echo(f"unchanged {shown(rel)}")
-    if any(kept.reason == NOT_OURS for kept in report.kept):
-        click.echo(f"oac compile: files at compiled paths were not written by oac (after a fresh clone, when "
-                   f"{MANIFEST_PATH} is not committed?); --adopt takes them over", err=True)
     click.echo(
         f"oac compile: {report.dialect} -> {report.target}: written={len(report.written)} "
         f"unchanged={len(report.unchanged)} removed={len(report.removed)} kept={len(report.kept)}"
         + (" (dry run: nothing changed)" if report.dry_run else "")
     )
+
+
+def foreign_files(reports: list[WriteReport]) -> int:
+    """How many compiled paths hold a file oac did not write (a 1.16.5 build, a fresh clone behind the config)."""
+    return sum(kept.reason == NOT_OURS for report in reports for kept in report.kept)
+
+
+def refuse_stale(reports: list[WriteReport]) -> None:
+    """A build left stale by files oac may not replace is never a silent exit 0: one line naming --adopt, exit 1."""
+    count = foreign_files(reports)
+    if count:
+        click.echo(f"oac compile: {count} file(s) at compiled paths were not written by oac and still hold other "
+                   f"bytes than this compile's (a build of open-agent-compiler 1.16.5, or a fresh clone whose "
+                   f"{MANIFEST_PATH} is not committed): the build is stale; --adopt takes them over", err=True)
+        sys.exit(1)
 
 
 def _setting(project: ProjectSettings, key: str) -> Any:
@@ -103,6 +119,9 @@ def compile_request(factory: str | None, config: str | None, target: Path | None
 @click.option("--adopt", is_flag=True,
               help="Take over files at compiled paths that oac did not write (e.g. after a fresh clone) or that "
                    "were edited since: they are overwritten. Symbolic links are still left alone.")
+@click.option("--native-tools", is_flag=True,
+              help="Accepted for open-agent-compiler 1.16.5's command line; oac writes no native tool shims (said "
+                   "at run time).")
 @click.option("--dry-run", is_flag=True, help="Check and report, change nothing.")
 @click.option("--check", is_flag=True,
               help="Change nothing; exit 1 listing what would change when the compiled files are not up to date "
@@ -110,7 +129,7 @@ def compile_request(factory: str | None, config: str | None, target: Path | None
 @click.option("-v", "--verbose", is_flag=True, help="Also list unchanged files.")
 @one_line_errors
 def compile_command(factory: str | None, config_name: str | None, target: Path | None, dialects: tuple[str, ...],
-                    clean: bool, adopt: bool, dry_run: bool, check: bool, verbose: bool) -> None:
+                    clean: bool, adopt: bool, native_tools: bool, dry_run: bool, check: bool, verbose: bool) -> None:
     """Compile config --config of FACTORY (module:callable returning an AgentRegistry) into --target; with no
     arguments, every [[tool.oac.compile]] entry of pyproject.toml.
 
@@ -124,6 +143,8 @@ def compile_command(factory: str | None, config_name: str | None, target: Path |
     else:
         root, factory, config_name, target, dialects = compile_request(factory, config_name, target, dialects)
         entries = [CompileEntry(config=config_name, dialect=name, target=target) for name in dialect_names(dialects)]
+    if native_tools:
+        click.echo(NATIVE_TOOLS_NOTE, err=True)
     passes = (True, False) if clean else (False,)  # --clean: take back what we wrote, then build
     if clean:
         click.echo(CLEAN_NOTE, err=True)
@@ -138,6 +159,8 @@ def compile_command(factory: str | None, config_name: str | None, target: Path |
             click.echo(f"warning: {warning}", err=True)
         for report in previews:
             print_report(report, verbose)
+        if dry_run and not check and foreign_files(previews):
+            click.echo("oac compile: files oac did not write are at compiled paths; --adopt takes them over", err=True)
         # stale: what a compile would write or remove, and files at compiled paths that differ from the output
         stale = sum(len(r.written) + len(r.removed) + sum(k.reason in (NOT_OURS, CHANGED) for k in r.kept)
                     for r in previews)
@@ -155,3 +178,4 @@ def compile_command(factory: str | None, config_name: str | None, target: Path |
         click.echo(f"warning: {warning}", err=True)
     for report in reports:
         print_report(report, verbose)
+    refuse_stale(reports)

@@ -11,6 +11,7 @@ removes what it wrote before and no longer produces.
 """
 
 import os
+import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Literal
@@ -99,6 +100,12 @@ class CompileScript:
         self.dry_run = dry_run
         self.verbose = verbose
         self.variants = tuple(variants or ())
+        seen: dict[str, str] = {}
+        for spec in self.variants:  # as 1.16.5 does, at construction: the two would write the same agent files
+            if spec.postfix in seen:
+                raise UsageError(f"variants {seen[spec.postfix]!r} and {spec.name!r} share the postfix {spec.postfix!r}: "
+                                 "each variant needs its own postfix, or they write over each other's agents")
+            seen[spec.postfix] = spec.name
         self.access_profile = access_profile
         self.access_profiles = access_profiles
         self.mock_profile = mock_profile
@@ -196,6 +203,9 @@ class CompileScript:
         )
         if self.verbose:
             self._print(result)
+        else:  # a warning says where the output differs from what was asked: never silent (1.16.5 is)
+            for warning in result.warnings:
+                print(f"warning: {warning}", file=sys.stderr)
         return result
 
     def _print(self, result: CompileResult) -> None:

@@ -26,6 +26,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from open_agent_compiler.errors import OacError
+from open_agent_compiler.improvement.criteria import Criterion, CriterionKind, OptimisationCriterion, metric_key
+from open_agent_compiler.improvement.out_of_scope import LOOP_NAMES, OutOfScopeError, loop_name
 from open_agent_compiler.model.core.agent import AgentDefinition, render_prompt_sections
 from open_agent_compiler.model.core.skill import SkillDefinition, SkillExample, WorkflowStep
 from open_agent_compiler.model.core.tool import ToolDefinition
@@ -36,9 +38,17 @@ TOOL_HEADER_FIELDS = ("description", "usage_explanation_long", "usage_explanatio
 SKILL_FIELDS = ("description", "usage_explanation_long", "usage_explanation_short", "rules")
 
 __all__ = [
-    "AGENT_FIELDS", "SKILL_FIELDS", "TOOL_HEADER_FIELDS", "apply_promoted_to_agent", "apply_promoted_to_skill",
+    "AGENT_FIELDS", "Criterion", "CriterionKind", "OptimisationCriterion", "OutOfScopeError", "metric_key", "SKILL_FIELDS", "TOOL_HEADER_FIELDS", "apply_promoted_to_agent", "apply_promoted_to_skill",
     "apply_promoted_to_tool", "apply_promoted_to_tree", "find_promoted_snapshot", "load_promoted_definition",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """A name of 1.16.5's improvement loop imports (and refuses to run, `improvement.out_of_scope`)."""
+    if name not in LOOP_NAMES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = globals()[name] = loop_name(name)
+    return value
 
 
 def _file_name(component_id: str, slot: str | None) -> str:

@@ -17,6 +17,7 @@ from pydantic_core import PydanticSerializationError
 from open_agent_compiler.errors import OacError, ResultsError
 from open_agent_compiler.tasks import backend
 from open_agent_compiler.history.log import ResultsLog, TestOutcome, TestRecord
+from open_agent_compiler.keys.record_hash import composite_hash
 
 if TYPE_CHECKING:
     from open_agent_compiler.tasks.graph import TestPlan
@@ -92,7 +93,7 @@ def build_record(plan: "TestPlan", test_id: str, outcome: TestOutcome, finished:
         duration_s=round(outcome.duration_s, 6), variant=plan.options.variant,
         access_profile=case.test.access_profile, mock_profile=case.mock_profile, model=plan.model_name(case),
         dialect=plan.options.dialect if case.kind != "tool" else None, config=plan.options.config,
-        agent_state_hash=parts["target"], mock_set_hash=parts["mocks"], composite_hash=plan.keys[test_id],
+        agent_state_hash=parts["target"], mock_set_hash=parts["mocks"], composite_hash=composite_hash(plan.keys[test_id]),
         evidence=[r.model_dump(mode="json") for r in outcome.evidence], skip_reason=outcome.skip_reason,
         invoker=parts["invoker"], turns=[list(calls) for calls in outcome.turns] if case.kind == "agent" else None,
         repeat=repeat, repeats=repeats, flaky=flaky,

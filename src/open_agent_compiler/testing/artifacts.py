@@ -11,7 +11,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from open_agent_compiler.compiler.dialects import DEFAULT_DIALECT, get_dialect
-from open_agent_compiler.errors import OacError
+from open_agent_compiler.errors import ArtifactNotFound, OacError
 from open_agent_compiler.model.core.capabilities import Capabilities
 from open_agent_compiler.model.names import check_relative_path
 
@@ -59,7 +59,7 @@ def load_agent_artifact(build_dir: str | Path, name: str, dialect: str = DEFAULT
         data = path.read_bytes()
     except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
         known = ", ".join(list_agent_artifacts(build_dir, dialect)) or "none"
-        raise OacError(f"no {dialect} agent {name!r} in {directory} (found: {known})") from None
+        raise ArtifactNotFound(f"no {dialect} agent {name!r} at {path} (found: {known})") from None
     except OSError as exc:
         raise OacError(f"cannot read {path}: {exc.strerror}") from None
     config, body = spec.parse_agent(str(path), data)

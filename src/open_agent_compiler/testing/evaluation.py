@@ -74,6 +74,9 @@ def run_evaluator(evaluator: Evaluator, context: EvaluationContext) -> Evaluator
     """One evaluator's result. Never raises: an exception or a malformed result becomes a FAIL with the reason."""
     try:
         outcome = evaluator.evaluate(context)
+    except NotImplementedError:  # a kind with no implementation checks nothing: never a silent skip
+        return _failure(evaluator, f"no implementation for evaluator kind {evaluator.kind!r}: it fails here "
+                                   "(1.16.5 would skip it)")
     except Exception as exc:
         return _failure(evaluator, f"evaluator raised {type(exc).__name__}: {exc}".replace("\n", " "))
     if not isinstance(outcome, EvaluatorResult):

@@ -17,7 +17,7 @@ class FactRecallEvaluator(Evaluator):
     `forbidden` strings are matched case-sensitively when `forbidden_case_sensitive` (or `case_sensitive`).
     With no facts the recall is 1.0 (only `forbidden` is checked). Passes when the score reaches `pass_threshold`
     (default: all facts). Skips when there is no target (`None`); a non-string target is searched as sorted-key
-    JSON."""
+    JSON and as its `str()`."""
 
     kind: Literal["fact_recall"] = "fact_recall"
     facts: tuple[FactSpec | str, ...] = ()
@@ -44,11 +44,16 @@ class FactRecallEvaluator(Evaluator):
     def evaluate(self, context: EvaluationContext) -> EvaluatorResult:
         if context.target is None:
             return self.skip(NO_TARGET)
-        raw = search_text(context.target)
-        folded = raw.casefold()
+        # A non-string output is searched as sorted-key JSON and also in its Python str() form, the text 1.16.5
+        # searches, so a fact written for either (`"status": "done"` / `'status': 'done'`) is found.
+        texts = [search_text(context.target)]
+        if not isinstance(context.target, str):
+            texts.append(str(context.target))
+        folded = [text.casefold() for text in texts]
 
         def found(word: str, case_sensitive: bool) -> bool:
-            return word in raw if case_sensitive else word.casefold() in folded
+            return any(word in text for text in texts) if case_sensitive else any(
+                word.casefold() in text for text in folded)
 
         recalled: list[str] = []  # the spelling that was found
         missing: list[str] = []  # the first spelling of a fact not found

@@ -5,7 +5,7 @@ from open_agent_compiler.compiler.codex import CODEX
 from open_agent_compiler.compiler.dialect import Dialect
 from open_agent_compiler.compiler.opencode import OPENCODE
 from open_agent_compiler.compiler.pi import PI
-from open_agent_compiler.errors import OacError
+from open_agent_compiler.errors import UnknownDialect
 
 DIALECTS: dict[str, Dialect] = {
     OPENCODE.name: OPENCODE,
@@ -21,4 +21,4 @@ def get_dialect(name: str) -> Dialect:
     try:
         return DIALECTS[name]
     except KeyError:
-        raise OacError(f"unknown dialect {name!r}; known: {', '.join(DIALECTS)}") from None
+        raise UnknownDialect(f"unknown dialect {name!r}; known: {', '.join(DIALECTS)}") from None
