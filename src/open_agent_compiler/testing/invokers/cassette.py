@@ -73,10 +73,11 @@ def cassette_path(root: Path, test_name: str) -> Path:
     return root / FOLDER / f"{safe}{SUFFIX}"
 
 
-def cassette_key_part(root: Path, test_name: str, digest_of: Any) -> dict[str, str]:
-    """The test key's part for its cassette: the file's content digest (or "missing")."""
+def cassette_key_part(root: Path, test_name: str, files: Any) -> dict[str, str]:
+    """The test key's part for its cassette: its label → content digest, like any file the test reads (a file
+    dependency: it must exist; a cassette recorded later adds the entry, which changes the key)."""
     path = cassette_path(root, test_name)
-    return {f"cassette {FOLDER}/{path.name}": digest_of(path)}
+    return {files.label(path): files(path)} if path.is_file() else {}
 
 
 # matching ------------------------------------------------------------------------------------------------------
@@ -209,7 +210,7 @@ class Tape:
 
     def answer(self, turn: int, api: str, path: str, headers: Any, raw: bytes) -> tuple[int, str, bytes]:
         """(status, content type, body) for one model request; a request matching no recorded one while only
-        replaying is an InvokerError naming the turn and the first difference."""
+        replaying is an InvokerError naming the first difference (the runner prefixes the turn)."""
         try:
             body = json.loads(raw or b"{}")
         except ValueError:
@@ -233,12 +234,12 @@ class Tape:
     def _mismatch(self, turn: int, api: str, path: str, request: Any, candidates: list[int]) -> str:
         where = f"cassette {FOLDER}/{self.path.name}"
         if not candidates:
-            return (f"turn {turn}: {api} request to {path} matches no recorded exchange of turn {turn} in {where} "
+            return (f"{api} request to {path} matches no recorded exchange of turn {turn} in {where} "
                     "(re-record with --record)")
         same_path = [i for i in candidates if self.recorded[i].path == path] or candidates
         nearest = min(same_path, key=lambda i: _distance(self.recorded[i].request, request))
         difference = first_difference(self.recorded[nearest].request, request) or f"path {path}"
-        return f"turn {turn}: {api} request differs from the recorded one in {where}: {difference} (re-record with --record)"
+        return f"{api} request differs from the recorded one in {where}: {difference} (re-record with --record)"
 
     def _forward(self, path: str, headers: Any, body: dict[str, Any]) -> tuple[int, str, bytes]:
         assert self.upstream is not None
