@@ -265,7 +265,7 @@ def _oac(root: Path, *args: str, env: dict[str, str] | None = None, prefix: list
 
 def _turns(root: Path) -> list[Any]:
     records = [json.loads(line) for line in (root / ".oac" / "test_results.jsonl").read_text().splitlines()]
-    return [record.get("turns") for record in records if record.get("kind") == "agent"]
+    return [record.get("turns") for record in records if record.get("test_kind") == "agent"]
 
 
 @pytest.mark.harness

@@ -41,6 +41,9 @@ def _harness(name: str) -> Callable[[str | None, str, Path, str], Invoker]:
         endpoint = endpoint_from_env()
         if endpoint is not None:  # a real model: no script needed
             return harness_invoker(name, {}, "", None, dialect, endpoint)
+        default = default_script_spec(factory)
+        if script is None and not module_exists(default.partition(":")[0], root):  # cassettes only (see cassette)
+            return harness_invoker(name, {}, default, None, dialect)
         scripts, spec, script_digest = load_scripts(script, factory, root, name)
         return harness_invoker(name, scripts, spec, script_digest, dialect)
     return make
