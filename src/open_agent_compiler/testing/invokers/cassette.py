@@ -37,6 +37,9 @@ _WEEKDAY_DATE = re.compile(r"\b(Mon|Tue|Wed|Thu|Fri|Sat|Sun)[a-z]* (Jan|Feb|Mar|
                            r"\d{1,2},? \d{4}\b")
 # Claude Code's per-request billing stamp in its system prompt (a hash of the request)
 _STAMPS = re.compile(r"(cch|cc_version|session_id|sessionId)=[^;\s\"]+")
+# what harnesses add to a tool's output: how long it took (a decimal duration), Codex's output chunk id
+_DURATION = re.compile(r"\b\d+\.\d+ ?(seconds|s|ms)\b")
+_CHUNK = re.compile(r"\bChunk ID: [0-9a-fA-F]+")
 
 
 class Upstream(BaseModel):
@@ -99,6 +102,7 @@ def normalized(value: Any, volatile: tuple[str, ...] = ()) -> Any:
         value = _WEEKDAY_DATE.sub("<date>", value)
         value = _DATE.sub("<date>", value)
         value = _TIME.sub("<time>", value)
+        value = _DURATION.sub("<duration>", _CHUNK.sub("Chunk ID: <id>", value))
         return _STAMPS.sub(lambda m: f"{m.group(1)}=<stamp>", value)
     return value
 
