@@ -318,3 +318,22 @@ def test_record_needs_a_harness_invoker(tmp_path: Path) -> None:
     result = _oac(root, "--record")
     assert result.returncode == 2 and "--record needs a harness invoker" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_oac_cassettes_lists_and_prunes_only_unused_cassettes(tmp_path: Path) -> None:
+    root = tmp_path / "monitoring"
+    shutil.copytree(REPO / "examples" / "monitoring", root, ignore=shutil.ignore_patterns(".oac", "__pycache__"))
+    folder = root / "cassettes"
+    folder.mkdir()
+    (folder / "quiet-alert-quiet.jsonl").write_text('{"cassette": 1, "test": "quiet-alert-quiet", "model": "m1"}\n')
+    (folder / "gone-test.jsonl").write_text('{"cassette": 1, "test": "gone-test", "model": "m2"}\n')
+    (folder / "notes.txt").write_text("not a cassette")
+    listed = subprocess.run([OAC, "cassettes"], cwd=root, capture_output=True, text=True, timeout=120)
+    assert listed.returncode == 0, listed.stderr
+    lines = listed.stdout.splitlines()
+    assert any(line.startswith("cassettes/quiet-alert-quiet.jsonl  used  model=m1") for line in lines)
+    assert any(line.startswith("cassettes/gone-test.jsonl  unused  model=m2") for line in lines)
+    assert lines[-1] == "oac cassettes: 2 cassettes, 1 unused"
+    pruned = subprocess.run([OAC, "cassettes", "--prune"], cwd=root, capture_output=True, text=True, timeout=120)
+    assert pruned.returncode == 0
+    assert sorted(p.name for p in folder.iterdir()) == ["notes.txt", "quiet-alert-quiet.jsonl"]

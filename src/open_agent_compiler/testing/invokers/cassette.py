@@ -231,6 +231,8 @@ class Tape:
             if not self.recording:
                 raise InvokerError(self._mismatch(turn, api, path, request, candidates))
         status, content_type, response = self._forward(path, headers, body)
+        if not self.model and isinstance(body, dict) and isinstance(body.get("model"), str):
+            self.model = body["model"]  # no upstream model named: the one the harness asked for
         self.played.append(Exchange(turn=turn, api=api, path=path, request=request, status=status,
                                     content_type=content_type, response=self._scrub(response.decode("utf-8", "replace"))))
         return status, content_type, response
