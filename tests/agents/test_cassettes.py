@@ -299,13 +299,16 @@ def test_record_then_replay_through_the_real_harness(harness: str, tmp_path: Pat
             assert PLANTED.encode() not in path.read_bytes(), path
     assert PLANTED not in recording.stdout + recording.stderr + replay.stdout + replay.stderr
 
-    # a prompt edit: the replay FAILs naming the turn and the difference; --record of that test fixes it
+    # a prompt edit (Codex: a tool result, since its compiled primary prompt never reaches the model): the replay
+    # FAILs naming the turn and the difference; --record of that test fixes it
     agents = root / "agents.py"
-    agents.write_text(agents.read_text().replace("Answer 'all quiet'", "Answer exactly 'all quiet'"))
+    old, new = (('{"status": "ok"', '{"status": "fine"') if harness == "codex" else
+                ("Answer 'all quiet'", "Answer exactly 'all quiet'"))
+    agents.write_text(agents.read_text().replace(old, new))
     failed = _oac(root, *run, "-v")
-    assert "failed=1" in summary(failed.stdout)
+    assert "failed=1" in summary(failed.stdout), failed.stdout
     assert "turn 1: " in failed.stdout and "request differs from the recorded one" in failed.stdout
-    assert "Answer exactly" in failed.stdout
+    assert ("fine" if harness == "codex" else "exactly") in failed.stdout, failed.stdout
     with FakeUpstream() as fake:
         fixed = _oac(root, *run, "--record", "all", "-k", "quiet-alert-quiet",
                      env={"OAC_RECORD_BASE_URL": fake.base_url, "OAC_RECORD_API_KEY": PLANTED})
@@ -338,3 +341,19 @@ def test_oac_cassettes_lists_and_prunes_only_unused_cassettes(tmp_path: Path) ->
     pruned = subprocess.run([OAC, "cassettes", "--prune"], cwd=root, capture_output=True, text=True, timeout=120)
     assert pruned.returncode == 0
     assert sorted(p.name for p in folder.iterdir()) == ["notes.txt", "quiet-alert-quiet.jsonl"]
+
+
+def test_the_cassette_digest_is_part_of_the_key(tmp_path: Path) -> None:
+    """Writing or changing a test's cassette re-runs it (`--explain` names the file); unchanged, it stays green."""
+    root = tmp_path / "monitoring"
+    shutil.copytree(REPO / "examples" / "monitoring", root, ignore=shutil.ignore_patterns(".oac", "__pycache__"))
+    assert "passed=1" in summary(_oac(root).stdout)
+    assert "skipped=1" in summary(_oac(root).stdout)
+    cassette = cassette_path(root, "quiet-alert-quiet")
+    cassette.parent.mkdir()
+    cassette.write_text('{"cassette": 1}\n')
+    recorded = _oac(root, "--explain")
+    assert "passed=1" in summary(recorded.stdout) and "cassettes/quiet-alert-quiet.jsonl" in recorded.stdout
+    assert "skipped=1" in summary(_oac(root).stdout)
+    cassette.write_text('{"cassette": 1, "model": "other"}\n')
+    assert "changed: file cassettes/quiet-alert-quiet.jsonl" in _oac(root, "--explain").stdout

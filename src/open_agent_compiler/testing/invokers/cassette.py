@@ -83,6 +83,15 @@ def cassette_key_part(root: Path, test_name: str, files: Any) -> dict[str, str]:
     return {files.label(path): files(path)} if path.is_file() else {}
 
 
+def cassette_names(root: Path) -> str:
+    """The cassettes there are (names): part of the key cache's scope, so a cassette recorded for a test whose
+    key was cached without one re-keys it (a present cassette's content is keyed as a file of the test)."""
+    try:
+        return ",".join(sorted(name for name in os.listdir(root / FOLDER) if name.endswith(SUFFIX)))
+    except OSError:
+        return ""
+
+
 # matching ------------------------------------------------------------------------------------------------------
 def normalized(value: Any, volatile: tuple[str, ...] = ()) -> Any:
     """`value` with what varies run to run replaced: the given volatile strings (scratch folder, server URL),
