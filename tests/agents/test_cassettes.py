@@ -34,7 +34,7 @@ NO_PROXY = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 REQUESTS: list[tuple[str, str, dict[str, Any]]] = [
     ("chat", "/v1/chat/completions", {"model": "m", "stream": True, "tools": [
         {"type": "function", "function": {"name": "read"}}, {"type": "function", "function": {"name": "bash"}}],
-        "messages": [{"role": "system", "content": "You watch api. Today is 2026-01-02."},
+        "messages": [{"role": "system", "content": "You watch api. Today is 2026-01-02, run 0b9f6c2a-1111-2222-3333-444455556666."},
                      {"role": "user", "content": "check api"}]}),
     ("responses", "/v1/responses", {"model": "m", "stream": True, "prompt_cache_key": "0b9f6c2a-1111-2222-3333-444455556666",
                                     "tools": [{"type": "function", "name": "exec_command"}],
