@@ -48,6 +48,12 @@ def outputs_since_user(api: str, body: dict[str, Any]) -> list[str]:
     return outputs
 
 
+def _last_user_text(api: str, body: dict[str, Any]) -> str:
+    messages = [m for m in body.get("input" if api == "responses" else "messages") or []
+                if isinstance(m, dict) and m.get("role") == "user"]
+    return _text(messages[-1].get("content")) if messages else ""
+
+
 class FakeUpstream(ScriptedModelServer):
     def __init__(self) -> None:
         agent = CompiledAgent(dialect="-", build_dir=Path("."), project_root=Path("."), slot="-", compiled_name="-")
@@ -63,6 +69,11 @@ class FakeUpstream(ScriptedModelServer):
         if shell is None:
             return ModelStep(text="Service check"), None
         outputs = outputs_since_user(api, body)
+        if "Agent" in tools:  # Pi's main thread: delegate to the compiled agent, then answer with what it said
+            if not outputs:
+                delegation = {"subagent_type": "primary", "prompt": _last_user_text(api, body), "description": "turn"}
+                return ModelStep(tool_calls=(ToolUse(tool="-", args=delegation),)), "Agent"
+            return ModelStep(text=outputs[-1]), None
         if not outputs:
             return ModelStep(tool_calls=(ToolUse(tool="-", args={"command": HEALTH}),)), shell
         if "alert" in outputs[0] and len(outputs) == 1:
@@ -70,6 +81,8 @@ class FakeUpstream(ScriptedModelServer):
         return ModelStep(text="paged on-call" if "alert" in outputs[0] else "all quiet"), None
 
     def shell_arguments(self, shell: str, tool: str, args: dict[str, Any]) -> dict[str, Any]:
+        if shell == "Agent":
+            return dict(args)
         command = args["command"]
         if shell == "shell":
             return {"command": ["bash", "-lc", command]}

@@ -269,7 +269,7 @@ def _turns(root: Path) -> list[Any]:
 
 
 @pytest.mark.harness
-@pytest.mark.parametrize("harness", ["claude", "opencode", "codex"])
+@pytest.mark.parametrize("harness", ["claude", "opencode", "codex", "pi"])
 def test_record_then_replay_through_the_real_harness(harness: str, tmp_path: Path) -> None:
     _available(harness)
     root = tmp_path / "monitoring"
