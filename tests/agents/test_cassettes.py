@@ -357,3 +357,24 @@ def test_the_cassette_digest_is_part_of_the_key(tmp_path: Path) -> None:
     assert "skipped=1" in summary(_oac(root).stdout)
     cassette.write_text('{"cassette": 1, "model": "other"}\n')
     assert "changed: file cassettes/quiet-alert-quiet.jsonl" in _oac(root, "--explain").stdout
+
+
+def test_once_replays_an_existing_cassette_and_new_episodes_adds_what_does_not_match(tmp_path: Path) -> None:
+    cassette = tmp_path / "c.jsonl"
+    (_, chat, first), (_, messages, second) = REQUESTS[0], REQUESTS[2]
+    with FakeUpstream() as fake:
+        tape = Tape(cassette, "t", "once", Upstream(base_url=fake.base_url))
+        with server_with(tape) as server:
+            server.begin_turn(1, "x")
+            post(server, chat, first)
+            tape.save()
+        once = Tape(cassette, "t", "once", None)  # exists: replay only, no provider needed
+        assert once.replaying and not once.recording
+        episodes = Tape(cassette, "t", "new_episodes", Upstream(base_url=fake.base_url))
+        with server_with(episodes) as server:
+            server.begin_turn(1, "x")
+            post(server, chat, first)  # replayed
+            post(server, messages, second)  # new: forwarded
+            episodes.save()
+        assert len(fake.bodies) == 2
+    assert [e.api for e in read_cassette(cassette)[1]] == ["chat", "messages"]
