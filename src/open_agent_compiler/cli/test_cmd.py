@@ -52,6 +52,10 @@ def _maxfail(ctx: click.Context, param: click.Parameter, value: Any) -> None:
 @click.option("--explain", is_flag=True, default=None, help="Say why each test runs or is skipped.")
 @click.option("-v", "--verbose", is_flag=True, default=None, help="Print a line for every test.")
 @click.option("--invoker", help="Run agent tests with this invoker: scripted, opencode, claude, codex, pi or module:factory.")
+@click.option("--record", "record", is_flag=False, flag_value="once", default=None,
+              type=click.Choice(["none", "once", "new_episodes", "all"]),
+              help="Agent tests' cassettes: record model exchanges through the loopback proxy (once, the default; "
+              "new_episodes; all) or replay only (none, as without --record).")
 @click.option("--invoker-script", "invoker_script",
               help="The model scripts of agent tests, module:attribute (default: <factory module>_scripts:SCRIPTS).")
 @click.option("--judge", help="LLM judge for llm_judge evaluators: module:factory (or 'http', see [tool.oac.judge]).")
@@ -87,13 +91,14 @@ def test_command(factory: str | None, config: str | None, dialect: tuple[str, ..
                  require_shared_state: bool | None = None, keyword: str | None = None,
                  markers: str | None = None, last_failed: bool | None = None, durations: int | None = None,
                  shard: str | None = None, shard_by: str | None = None, repeat: int | None = None,
-                 flaky_as: str | None = None, list_: bool = False, format_: str = "text") -> None:
+                 flaky_as: str | None = None, list_: bool = False, format_: str = "text",
+                 record: str | None = None) -> None:
     """Run the tests of FACTORY (module:callable returning an AgentRegistry) for one config."""
     options = build_options(Path.cwd(), {
         "factory": factory, "config": config, "dialect": _one(dialect, "--dialect"), "results": results,
         "force": force, "filter": filter_, "kind": kind, "variant": variant, "jobs": jobs, "timeout": timeout,
         "hermetic": hermetic, "strict": strict, "junit": junit, "explain": explain, "verbose": verbose,
-        "invoker": invoker, "judge": judge, "invoker_script": invoker_script,
+        "invoker": invoker, "judge": judge, "invoker_script": invoker_script, "record": record,
         "require_shared_state": require_shared_state, "keyword": keyword, "markers": markers,
         "last_failed": last_failed, "maxfail": click.get_current_context().meta.get("oac_maxfail"),
         "durations": durations, "shard": shard, "shard_by": shard_by, "repeat": repeat, "flaky_as": flaky_as,

@@ -134,7 +134,8 @@ class TestPlan:
 
             invoker = planning.bounded(options, f"invoker {options.invoker!r}", partial(
                 load_invoker, options.invoker, root=self.root, factory=options.factory,
-                script=options.invoker_script, dialect=options.dialect))
+                script=options.invoker_script, dialect=options.dialect, record=options.record,
+                record_settings={"record_base_url": options.record_base_url, "record_model": options.record_model}))
             self.invoker_key = invoker_key(options.invoker, invoker, self.root)
         judge = planning.bounded(options, f"judge {options.judge!r}", load_judge, options.judge, self.root)
         self.judge_key = judge_key(options.judge, judge, self.root)  # part of the keys of tests with llm_judge

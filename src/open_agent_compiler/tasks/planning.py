@@ -215,7 +215,7 @@ def test_keys(cases: list[TestCase], resolved: ResolvedConfig, compiled: Compile
             known.setdefault(test_id, key)
     keys = cache.keys(cases, resolved, compiled.artifact_digests, options.dialect,
                       (options.variant, options.hermetic), keyer.parts_of, pinned=set(keyer.discovered),
-                      invoker=keyer.invoker, judge=keyer.judge)
+                      invoker=_with_cassettes(keyer.invoker, options.root), judge=keyer.judge)
     for scope in seeded - cache.kept.keys():  # other branches' scopes: not this cache's (nor a reason to save it)
         del cache.entries[scope]
     if scopes is not None:
@@ -224,3 +224,12 @@ def test_keys(cases: list[TestCase], resolved: ResolvedConfig, compiled: Compile
         save_key_cache(cache_path, cache)
     forget_digests()  # every test is keyed (issue 18: cold peak RSS)
     return keys
+
+
+def _with_cassettes(invoker: str | None, root: Path) -> str | None:
+    """The key cache's scope for agent tests also names the cassettes there are (testing.invokers.cassette)."""
+    if invoker is None:
+        return None
+    from open_agent_compiler.testing.invokers.cassette import cassette_names  # only when agent tests run
+
+    return f"{invoker} cassettes={cassette_names(root)}"

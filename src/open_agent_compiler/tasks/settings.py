@@ -44,6 +44,9 @@ class TestOptions(BaseModel):
     verbose: bool = False
     invoker: str | None = None  # NAME or module:factory (see testing.invokers.select)
     invoker_script: str | None = None  # module:attribute of the model scripts
+    record: str | None = None  # --record MODE: agent tests' cassettes (testing.invokers.cassette)
+    record_base_url: str | None = None  # the provider a recording proxies to (key only from the environment)
+    record_model: str | None = None
     judge: str | dict[str, Any] | None = None  # module:factory, or a [tool.oac.judge] table
     # green state shared between machines (tasks.shared_store): postgresql://user@host/db, no password in it
     state: str | None = None

@@ -12,7 +12,7 @@ from open_agent_compiler.testing.evaluation import aggregate, run_evaluators
 from open_agent_compiler.testing.evaluators.path_order import matched_prefix
 from open_agent_compiler.testing.evaluators.tool_called import trajectory_names
 from open_agent_compiler.testing.invokers.protocol import (CompiledAgent, Deadline, Invoker, InvokerError,
-                                                           ToolDispatcher, TurnResult)
+                                                           InvokerNotRunnable, ToolDispatcher, TurnResult)
 from open_agent_compiler.testing.mocks import MockSession
 from open_agent_compiler.history.log import TestOutcome
 
@@ -84,6 +84,9 @@ def run_agent_test(case: TestCase, resolved: ResolvedConfig, settings: Any, invo
                 context = EvaluationContext(target=result.text, trajectory=result.trajectory, judge=settings.judge)
                 checks += _named(run_evaluators(turn.evaluators, context), f"turn {index}: ")
                 results += _with_call_errors(checks, result.trajectory)
+    except InvokerNotRunnable as exc:
+        return TestOutcome(status="not_runnable", score=0.0, skip_reason=str(exc),
+                           duration_s=time.perf_counter() - started)
     except InvokerError as exc:
         where = f"turn {index}: " if index else ""
         results.append(_check("invoker", False, f"{where}{' '.join(str(exc).split())}"))

@@ -30,6 +30,8 @@ from open_agent_compiler.testing.invokers.script import (Message, ModelStep, Mod
 
 SHELL_TOOLS = ("bash", "Bash", "shell", "exec_command", "shell_command")
 MODEL_ID = "oac-scripted"
+# path suffix → API of a model request (count_tokens is answered locally, never recorded)
+MODEL_PATHS = (("/chat/completions", "chat"), ("/responses", "responses"), ("/messages", "messages"))
 
 
 class RecordedRequest(BaseModel):
@@ -111,6 +113,7 @@ class ScriptedModelServer:
         self._prefix = f"/oac-{self.token}"
         self._hosts = {f"127.0.0.1:{self.port}", f"localhost:{self.port}"}
         self._thread = threading.Thread(target=self._server.serve_forever, name="oac-model-server", daemon=True)
+        self.tape: Any = None  # a `cassette.Tape`: model requests answered from a cassette or a recording proxy
 
     @property
     def base_url(self) -> str:
@@ -239,12 +242,16 @@ class ScriptedModelServer:
             def do_POST(self) -> None:
                 if not self._allowed():
                     return
+                raw = self.rfile.read(int(self.headers.get("content-length") or 0))
                 try:
-                    body = json.loads(self.rfile.read(int(self.headers.get("content-length") or 0)) or b"{}")
+                    body = json.loads(raw or b"{}")
                 except ValueError:
                     body = {}
                 path = self.path.split("?")[0][len(server._prefix):]
-                if path.endswith("/oac/tool"):
+                api = next((name for suffix, name in MODEL_PATHS if path.endswith(suffix)), None)
+                if server.tape is not None and api is not None:
+                    server._taped(self, api, path, raw, body)
+                elif path.endswith("/oac/tool"):
                     self._json(server.run_tool(str(body.get("command", ""))))
                 elif path.endswith("/chat/completions"):
                     server._chat(self, body)
@@ -278,6 +285,26 @@ class ScriptedModelServer:
                 self.wfile.write(raw)
 
         return Handler
+
+    def _taped(self, handler: Any, api: str, path: str, raw: bytes, body: dict[str, Any]) -> None:
+        """A model request answered by the tape (cassette or recording proxy); a mismatch fails the turn."""
+        system, tools = _system_and_tools(api, body)
+        with self._lock:
+            self.requests.append(RecordedRequest(api=api, turn=self._turn, system_prompt=system, tools=tools,
+                                                 body=body))
+            turn = self._turn
+        try:
+            status, content_type, answer = self.tape.answer(turn, api, path, handler.headers, raw)
+        except InvokerError as exc:
+            with self._lock:
+                self.errors.append(str(exc))
+            handler._json({"type": "error", "error": {"type": "invalid_request_error", "message": str(exc)}}, 400)
+            return
+        handler.send_response(status)
+        handler.send_header("content-type", content_type or "application/json")
+        handler.send_header("content-length", str(len(answer)))
+        handler.end_headers()
+        handler.wfile.write(answer)
 
     def _calls(self, step: ModelStep, shell: str | None) -> list[tuple[str, str, dict[str, Any]]]:
         """(call id, shell tool, its arguments) per tool call of the step."""

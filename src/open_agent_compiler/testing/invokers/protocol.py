@@ -26,6 +26,10 @@ class InvokerError(Exception):
     """One agent test cannot go on; the message (one line) becomes its FAIL evidence."""
 
 
+class InvokerNotRunnable(InvokerError):
+    """The test cannot run with this invoker as set up (e.g. no cassette and recording off): not_runnable."""
+
+
 class InvokerTimeout(InvokerError, TimedOut):
     """The test's `timeout_s` passed; whatever the invoker started is already stopped."""
 
@@ -76,11 +80,13 @@ class InvokerInfo(BaseModel):
     version: str | None = None
     model: str | None = None
     script_digest: str | None = None  # content of the model script, when the invoker uses one
+    record: str | None = None  # --record MODE (cassettes): a recording run re-runs the tests it selects
 
     def key(self) -> str:
         parts = [self.name]
         parts += [f"{label}={value}" for label, value in (("version", self.version), ("model", self.model),
-                                                          ("script", self.script_digest)) if value]
+                                                          ("script", self.script_digest),
+                                                          ("record", self.record)) if value]
         return " ".join(parts)
 
 

@@ -41,6 +41,9 @@ def _harness(name: str) -> Callable[[str | None, str, Path, str], Invoker]:
         endpoint = endpoint_from_env()
         if endpoint is not None:  # a real model: no script needed
             return harness_invoker(name, {}, "", None, dialect, endpoint)
+        default = default_script_spec(factory)
+        if script is None and not module_exists(default.partition(":")[0], root):  # cassettes only (see cassette)
+            return harness_invoker(name, {}, default, None, dialect)
         scripts, spec, script_digest = load_scripts(script, factory, root, name)
         return harness_invoker(name, scripts, spec, script_digest, dialect)
     return make
@@ -56,16 +59,37 @@ BUILTIN: dict[str, Callable[[str | None, str, Path, str], Invoker]] = {
 
 
 def load_invoker(spec: str | None, *, root: Path, factory: str, script: str | None = None,
-                 dialect: str = "opencode") -> Invoker | None:
-    """The invoker `spec` names, ready to run (binary found, script loaded), or None when none is wired."""
+                 dialect: str = "opencode", record: str | None = None,
+                 record_settings: dict[str, Any] | None = None) -> Invoker | None:
+    """The invoker `spec` names, ready to run (binary found, script loaded), or None when none is wired.
+    `record`: --record MODE, cassettes recorded through the loopback server (harness invokers only)."""
     if not spec:
+        if record is not None:
+            raise OacError("--record needs a harness invoker: pass --invoker opencode, claude, codex or pi")
         return None
     if spec in BUILTIN:
-        return BUILTIN[spec](script, factory, root, dialect)
+        made = BUILTIN[spec](script, factory, root, dialect)
+        if record is not None:
+            made = _recording(spec, made, record, record_settings)
+        return made
+    if record is not None:
+        raise OacError(f"--record needs a harness invoker (opencode, claude, codex or pi), not {spec!r}")
     if ":" not in spec:
         raise OacError(f"unknown invoker {spec!r}: use one of {', '.join(sorted(BUILTIN))} or module:factory")
     invoker: Invoker = call_factory(spec, root, "invoker factory", lambda made: isinstance(made, Invoker),
                                     "no info/session")
+    return invoker
+
+
+def _recording(spec: str, invoker: Invoker, record: str, settings: dict[str, Any] | None) -> Invoker:
+    from open_agent_compiler.testing.invokers.cassette import MODES, upstream_from
+    from open_agent_compiler.testing.invokers.harness import HarnessInvoker
+
+    if record not in MODES:
+        raise OacError(f"--record {record!r}: use one of {', '.join(MODES)}")
+    if not isinstance(invoker, HarnessInvoker):
+        raise OacError(f"--record needs a harness invoker (opencode, claude, codex or pi), not {spec!r}")
+    invoker.use_cassettes(record, upstream_from(settings))
     return invoker
 
 

@@ -12,8 +12,9 @@ from open_agent_compiler.testing.invokers.harness.base import (HarnessBinary, Mo
                                                                 endpoint_from_env, find_binary)
 from open_agent_compiler.testing.invokers.harness.progress import ProgressSession, progress_stream
 from open_agent_compiler.testing.invokers.model_server import MODEL_ID, ScriptedModelServer
+from open_agent_compiler.testing.invokers.cassette import Tape, Upstream, cassette_path
 from open_agent_compiler.testing.invokers.protocol import (CompiledAgent, Deadline, InvokerError, InvokerInfo,
-                                                           InvokerSession, ToolDispatcher)
+                                                           InvokerNotRunnable, InvokerSession, ToolDispatcher)
 from open_agent_compiler.testing.invokers.script import ModelView, ScriptedModel, script_entry
 
 
@@ -53,18 +54,49 @@ class HarnessInvoker:
         self._info = InvokerInfo(name=name, version=binary.version, model=endpoint.model if endpoint else MODEL_ID,
                                  script_digest=None if endpoint else script_digest)
 
+        self.record: str | None = None  # --record MODE (see `cassette`)
+        self.upstream: Upstream | None = None
+
     @property
     def info(self) -> InvokerInfo:
         return self._info
 
+    def use_cassettes(self, record: str | None, upstream: Upstream | None) -> None:
+        self.record, self.upstream = record, upstream
+        self._info = self._info.model_copy(update={"record": record})
+
+    def tape(self, agent: CompiledAgent, test: AgentTest) -> Tape | None:
+        """The cassette this test plays or records, or None to run as before (its script, or the real endpoint).
+        Without --record a test's cassette, when it has one, is replayed."""
+        path = cassette_path(agent.project_root, test.name)
+        mode = self.record
+        if mode is None:
+            if path.exists():
+                mode = "none"
+            elif self.endpoint is not None or test.name in self.scripts:
+                return None
+            else:
+                raise InvokerNotRunnable(f"no cassette {path.parent.name}/{path.name} and no model script for "
+                                         f"{test.name!r}: record one with --record")
+        if mode == "none" and not path.exists():
+            raise InvokerNotRunnable(f"no cassette {path.parent.name}/{path.name} (recording is off): record it "
+                                     "with --record")
+        return Tape(path, test.name, mode, self.upstream)
+
     @contextmanager
     def session(self, agent: CompiledAgent, test: AgentTest, dispatcher: ToolDispatcher,
                 deadline: Deadline) -> Iterator[InvokerSession]:
-        model = ScriptedModel(function=_no_script) if self.endpoint else script_entry(self.scripts, test.name, self.spec)
+        tape = self.tape(agent, test)
+        model = (ScriptedModel(function=_no_script) if self.endpoint or tape is not None
+                 else script_entry(self.scripts, test.name, self.spec))
         scratch = Scratch(agent)
         try:
             with ScriptedModelServer(model, agent, dispatcher) as server:
                 self.last_server = server
+                if tape is not None:
+                    server.tape = tape
+                    tape.volatile = ((server.base_url, "<server>"), (str(scratch.root), "<scratch>"),
+                                     (server.token, "<token>"))
                 scratch.write_shims(agent, server.base_url)
                 session = session_class(self.name)(self.binary, agent, server, scratch, deadline, self.started,
                                                    self.endpoint)
@@ -72,6 +104,8 @@ class HarnessInvoker:
                     session = ProgressSession(session, self.progress, f"agent {test.name!r} ({self.name})",
                                               len(test.conversation()), dispatcher)
                 yield session
+                if tape is not None:
+                    tape.save()
         finally:
             scratch.remove()
 

@@ -1,0 +1,316 @@
+"""Cassettes: every model exchange of an agent test, recorded once through the loopback server acting as a proxy
+to a real provider, then replayed by that server with nothing leaving the machine.
+
+A cassette is `cassettes/<test name>.jsonl` in the project root: a header line, then one line per exchange
+(turn, API, path, the request as matched, the response's status, content type and body text as the provider sent
+it, streaming events included). Headers are never stored (API keys, authorization, cookies); the upstream key is
+also scrubbed from every stored text. Matching compares a request with the recorded ones of the same turn, after
+`normalized`: what varies run to run (ids, dates, the scratch folder, the server's port and secret path, tool
+order) is replaced, nothing else.
+"""
+
+import json
+import os
+import re
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from open_agent_compiler.errors import OacError
+from open_agent_compiler.testing.invokers.protocol import InvokerError
+
+MODES = ("none", "once", "new_episodes", "all")
+FOLDER = "cassettes"
+SUFFIX = ".jsonl"
+UPSTREAM_ENV = ("OAC_RECORD_BASE_URL", "OAC_RECORD_API_KEY", "OAC_RECORD_MODEL")
+DROPPED_KEYS = frozenset({"metadata", "user", "prompt_cache_key", "safety_identifier", "client_metadata"})
+REDACTED = "<redacted>"
+_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+_DATE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b|\b\d{4}/\d{2}/\d{2}\b")
+_TIME = re.compile(r"\b\d{1,2}:\d{2}(:\d{2})?\b")
+_WEEKDAY_DATE = re.compile(r"\b(Mon|Tue|Wed|Thu|Fri|Sat|Sun)[a-z]* (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]* "
+                           r"\d{1,2},? \d{4}\b")
+# Claude Code's per-request billing stamp in its system prompt (a hash of the request)
+_STAMPS = re.compile(r"(cch|cc_version|session_id|sessionId)=[^;\s\"]+")
+# what harnesses add to a tool's output: how long it took (a decimal duration), Codex's output chunk id
+_DURATION = re.compile(r"\b\d+\.\d+ ?(seconds|s|ms)\b")
+_CHUNK = re.compile(r"\bChunk ID: [0-9a-fA-F]+")
+
+
+class Upstream(BaseModel):
+    """The real provider a recording proxies to: its API root (paths keep the harness's `/v1/...`)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    base_url: str
+    api_key: str | None = None
+    model: str | None = None  # replaces the model id the harness asks for
+
+    def __repr__(self) -> str:  # never the key, whatever prints this
+        return f"Upstream(base_url={self.base_url!r}, model={self.model!r})"
+
+    __str__ = __repr__
+
+
+def upstream_from(settings: dict[str, Any] | None = None) -> Upstream | None:
+    """From OAC_RECORD_BASE_URL / OAC_RECORD_API_KEY / OAC_RECORD_MODEL, else `[tool.oac] record_base_url` and
+    `record_model` (the key only ever from the environment)."""
+    url_var, key_var, model_var = UPSTREAM_ENV
+    table = settings or {}
+    base_url = os.environ.get(url_var) or table.get("record_base_url")
+    if not base_url:
+        return None
+    if not str(base_url).startswith(("http://", "https://")):
+        raise OacError(f"{url_var} must be an http:// or https:// URL")
+    return Upstream(base_url=str(base_url).rstrip("/"), api_key=os.environ.get(key_var) or None,
+                    model=os.environ.get(model_var) or table.get("record_model") or None)
+
+
+def cassette_path(root: Path, test_name: str) -> Path:
+    safe = re.sub(r"[^A-Za-z0-9._-]", "_", test_name).lstrip(".") or "_"
+    return root / FOLDER / f"{safe}{SUFFIX}"
+
+
+def cassette_key_part(root: Path, test_name: str, files: Any) -> dict[str, str]:
+    """The test key's part for its cassette: its label → content digest, like any file the test reads (a file
+    dependency: it must exist; a cassette recorded later adds the entry, which changes the key)."""
+    path = cassette_path(root, test_name)
+    return {files.label(path): files(path)} if path.is_file() else {}
+
+
+def cassette_names(root: Path) -> str:
+    """The cassettes there are (names): part of the key cache's scope, so a cassette recorded for a test whose
+    key was cached without one re-keys it (a present cassette's content is keyed as a file of the test)."""
+    try:
+        return ",".join(sorted(name for name in os.listdir(root / FOLDER) if name.endswith(SUFFIX)))
+    except OSError:
+        return ""
+
+
+# matching ------------------------------------------------------------------------------------------------------
+def normalized(value: Any, volatile: tuple[str, ...] = ()) -> Any:
+    """`value` with what varies run to run replaced: the given volatile strings (scratch folder, server URL),
+    UUIDs, dates and times, per-request stamps; keys that only identify the session dropped; tools sorted by name."""
+    if isinstance(value, dict):
+        out = {key: normalized(item, volatile) for key, item in value.items() if key not in DROPPED_KEYS}
+        if isinstance(out.get("tools"), list):
+            out["tools"] = sorted(out["tools"], key=lambda tool: json.dumps(tool, sort_keys=True))
+        return out
+    if isinstance(value, list):
+        return [normalized(item, volatile) for item in value]
+    if isinstance(value, str):
+        for text, label in volatile:
+            if text:
+                value = value.replace(text, label)
+        value = _UUID.sub("<uuid>", value)
+        value = _WEEKDAY_DATE.sub("<date>", value)
+        value = _DATE.sub("<date>", value)
+        value = _TIME.sub("<time>", value)
+        value = _DURATION.sub("<duration>", _CHUNK.sub("Chunk ID: <id>", value))
+        return _STAMPS.sub(lambda m: f"{m.group(1)}=<stamp>", value)
+    return value
+
+
+def first_difference(recorded: Any, got: Any, where: str = "") -> str | None:
+    """Where `got` first differs from `recorded`, and how; None when equal."""
+    if isinstance(recorded, dict) and isinstance(got, dict):
+        for key in [*recorded, *(k for k in got if k not in recorded)]:
+            if key not in got:
+                return f"{where}.{key}: recorded {_short(recorded[key])}, now absent".lstrip(".")
+            if key not in recorded:
+                return f"{where}.{key}: not recorded, now {_short(got[key])}".lstrip(".")
+            found = first_difference(recorded[key], got[key], f"{where}.{key}")
+            if found:
+                return found
+        return None
+    if isinstance(recorded, list) and isinstance(got, list):
+        for index, (old, new) in enumerate(zip(recorded, got)):
+            found = first_difference(old, new, f"{where}[{index}]")
+            if found:
+                return found
+        if len(recorded) != len(got):
+            return f"{where or 'request'}: recorded {len(recorded)} items, now {len(got)}"
+        return None
+    if recorded != got:
+        if isinstance(recorded, str) and isinstance(got, str):
+            at = next((i for i, (a, b) in enumerate(zip(recorded, got)) if a != b), min(len(recorded), len(got)))
+            start = max(at - 30, 0)
+            return (f"{where.lstrip('.') or 'request'}: recorded {_short(recorded[start:at + 50])}, "
+                    f"now {_short(got[start:at + 50])}")
+        return f"{where.lstrip('.') or 'request'}: recorded {_short(recorded)}, now {_short(got)}"
+    return None
+
+
+def _short(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= 120 else text[:117] + "…"
+
+
+# the file ------------------------------------------------------------------------------------------------------
+class Exchange(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    turn: int
+    api: str
+    path: str
+    request: Any
+    status: int
+    content_type: str
+    response: str
+
+
+def read_cassette(path: Path) -> tuple[dict[str, Any], list[Exchange]]:
+    """(header, exchanges); a damaged file is an InvokerError naming it."""
+    try:
+        lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+        header = lines[0] if lines and isinstance(lines[0], dict) and "cassette" in lines[0] else {}
+        return header, [Exchange.model_validate(line) for line in lines[1 if header else 0:]]
+    except (OSError, ValueError) as exc:
+        raise InvokerError(f"cassette {path.name} cannot be read: {' '.join(str(exc).split())[:200]}") from None
+
+
+def write_cassette(path: Path, test_name: str, model: str | None, exchanges: list[Exchange]) -> None:
+    """Whole or not at all: written beside, then renamed over."""
+    header = {"cassette": 1, "test": test_name, "model": model,
+              "recorded": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    lines = [json.dumps(header, ensure_ascii=False)]
+    lines += [json.dumps(exchange.model_dump(), ensure_ascii=False, sort_keys=False) for exchange in exchanges]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    temporary.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    os.replace(temporary, path)
+
+
+# the tape the server plays -------------------------------------------------------------------------------------
+FORWARDED_HEADERS = ("content-type", "accept", "anthropic-version", "anthropic-beta", "openai-beta")
+
+
+class Tape:
+    """What the loopback server answers model requests with, for one test: replayed exchanges and, when
+    recording, the upstream's answers (forwarded with the upstream key, stored without it)."""
+
+    def __init__(self, path: Path, test_name: str, mode: str, upstream: Upstream | None) -> None:
+        self.path = path
+        self.test_name = test_name
+        self.mode = mode
+        self.upstream = upstream
+        self.recorded: list[Exchange] = []
+        self.model: str | None = upstream.model if upstream else None
+        if mode != "all" and path.exists():
+            header, self.recorded = read_cassette(path)
+            self.model = self.model or header.get("model")
+        self.replaying = mode in ("none", "once") and path.exists() or mode == "new_episodes"
+        self.recording = mode == "all" or mode == "new_episodes" or (mode == "once" and not path.exists())
+        if self.recording and upstream is None:
+            raise InvokerError(f"--record {mode} needs a provider to record from: set {UPSTREAM_ENV[0]} (and "
+                               f"{UPSTREAM_ENV[1]}, {UPSTREAM_ENV[2]}) or [tool.oac] record_base_url")
+        self.used: set[int] = set()
+        self.played: list[Exchange] = []  # what this run answered with, in order: the cassette written at the end
+        self.volatile: tuple[tuple[str, str], ...] = ()
+
+    def secrets(self) -> list[str]:
+        return [key for key in ((self.upstream.api_key if self.upstream else None),) if key]
+
+    def _scrub(self, text: str) -> str:
+        for secret in self.secrets():
+            text = text.replace(secret, REDACTED)
+        return text
+
+    def answer(self, turn: int, api: str, path: str, headers: Any, raw: bytes) -> tuple[int, str, bytes]:
+        """(status, content type, body) for one model request; a request matching no recorded one while only
+        replaying is an InvokerError naming the first difference (the runner prefixes the turn)."""
+        try:
+            body = json.loads(raw or b"{}")
+        except ValueError:
+            body = {"raw": raw.decode("utf-8", "replace")}
+        request = normalized(json.loads(self._scrub(json.dumps(body))), self.volatile)
+        if self.replaying:
+            candidates = [i for i, e in enumerate(self.recorded) if i not in self.used and e.turn == turn]
+            for index in candidates:
+                if self.recorded[index].request == request and self.recorded[index].path == path:
+                    self.used.add(index)
+                    exchange = self.recorded[index]
+                    self.played.append(exchange)
+                    return exchange.status, exchange.content_type, exchange.response.encode("utf-8")
+            if not self.recording:
+                raise InvokerError(self._mismatch(turn, api, path, request, candidates))
+        status, content_type, response = self._forward(path, headers, body)
+        if not self.model and isinstance(body, dict) and isinstance(body.get("model"), str):
+            self.model = body["model"]  # no upstream model named: the one the harness asked for
+        self.played.append(Exchange(turn=turn, api=api, path=path, request=request, status=status,
+                                    content_type=content_type, response=self._scrub(response.decode("utf-8", "replace"))))
+        return status, content_type, response
+
+    def _mismatch(self, turn: int, api: str, path: str, request: Any, candidates: list[int]) -> str:
+        where = f"cassette {FOLDER}/{self.path.name}"
+        if not candidates:
+            return (f"{api} request to {path} matches no recorded exchange of turn {turn} in {where} "
+                    "(re-record with --record)")
+        same_path = [i for i in candidates if self.recorded[i].path == path] or candidates
+        nearest = min(same_path, key=lambda i: _distance(self.recorded[i].request, request))
+        difference = first_difference(self.recorded[nearest].request, request) or f"path {path}"
+        return f"{api} request differs from the recorded one in {where}: {difference} (re-record with --record)"
+
+    def _forward(self, path: str, headers: Any, body: dict[str, Any]) -> tuple[int, str, bytes]:
+        assert self.upstream is not None
+        if self.upstream.model and isinstance(body, dict) and "model" in body:
+            body = dict(body, model=self.upstream.model)
+        sent = {name: headers[name] for name in FORWARDED_HEADERS if headers.get(name)}
+        if self.upstream.api_key:
+            if path.endswith("/messages"):
+                sent["x-api-key"] = self.upstream.api_key
+            else:
+                sent["authorization"] = f"Bearer {self.upstream.api_key}"
+        request = urllib.request.Request(self.upstream.base_url + path, data=json.dumps(body).encode(), headers=sent,
+                                         method="POST")
+        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}), _NoRedirect())
+        try:
+            with opener.open(request, timeout=600) as response:
+                return response.status, response.headers.get("content-type", ""), response.read()
+        except urllib.error.HTTPError as exc:
+            return exc.code, exc.headers.get("content-type", "") if exc.headers else "", exc.read()
+        except (OSError, ValueError) as exc:
+            raise InvokerError(f"recording: the upstream {self.upstream.base_url} did not answer: "
+                               f"{self._scrub(' '.join(str(exc).split()))}") from None
+
+    def save(self) -> None:
+        """After a recording run: the exchanges this run used, in order (replayed and new)."""
+        if self.recording and self.played:
+            write_cassette(self.path, self.test_name, self.model, self.played)
+
+
+def _distance(recorded: Any, got: Any) -> int:
+    """How unalike two requests are (for naming the nearest recorded one): differing characters of their text."""
+    a, b = json.dumps(recorded, sort_keys=True), json.dumps(got, sort_keys=True)
+    prefix = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+    return len(a) + len(b) - 2 * prefix
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    """A redirect is never followed: the key is never sent anywhere else."""
+
+    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+
+def listing(root: Path, used: set[str]) -> Iterator[dict[str, Any]]:
+    """Every cassette under `root`/cassettes: name, test, model, size, age in days, whether a test uses it."""
+    folder = root / FOLDER
+    if not folder.is_dir() or folder.is_symlink():
+        return
+    for path in sorted(folder.glob(f"*{SUFFIX}")):
+        if path.is_symlink() or not path.is_file():
+            continue
+        try:
+            header = json.loads(path.read_text(encoding="utf-8").splitlines()[0])
+        except (OSError, ValueError, IndexError):
+            header = {}
+        header = header if isinstance(header, dict) else {}
+        age = (time.time() - path.stat().st_mtime) / 86400
+        yield {"path": f"{FOLDER}/{path.name}", "test": header.get("test"), "model": header.get("model"),
+               "size": path.stat().st_size, "age_days": round(age, 1), "used": path.name in used}

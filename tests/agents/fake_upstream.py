@@ -1,0 +1,99 @@
+"""A stand-in for a real provider on 127.0.0.1: the three APIs (streaming included) of the scripted model server,
+answering from the request alone, as a model would — the monitoring scenario's policy: check health after a user
+message, page on-call once after an alert, then say what it saw. Run it in its own process (`python
+fake_upstream.py`: prints its base URL, serves until stdin closes) or in-process with `FakeUpstream(...)`."""
+
+import json
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "src"))
+
+from open_agent_compiler.testing.invokers.model_server import SHELL_TOOLS, ScriptedModelServer, _system_and_tools, _text  # noqa: E402
+from open_agent_compiler.testing.invokers.protocol import CompiledAgent, ToolDispatcher  # noqa: E402
+from open_agent_compiler.testing.invokers.script import ModelStep, ScriptedModel, ToolUse  # noqa: E402
+from open_agent_compiler.testing.mocks import MockSession  # noqa: E402
+
+HEALTH = "oac-monitor health --service api"
+PAGE = "oac-monitor page --service api"
+
+
+def outputs_since_user(api: str, body: dict[str, Any]) -> list[str]:
+    """The tool outputs the conversation holds after its last user message."""
+    outputs: list[str] = []
+    if api == "responses":
+        for item in body.get("input") or []:
+            if not isinstance(item, dict):
+                continue
+            if item.get("type") == "function_call_output":
+                outputs.append(_text(item.get("output")))
+            elif item.get("role") == "user":
+                outputs = []
+        return outputs
+    for message in body.get("messages") or []:
+        if not isinstance(message, dict):
+            continue
+        content = message.get("content")
+        if message.get("role") == "tool":
+            outputs.append(_text(content))
+        elif message.get("role") == "user":
+            results = [block for block in content if isinstance(block, dict) and block.get("type") == "tool_result"] \
+                if isinstance(content, list) else []
+            if results:
+                outputs += [_text(block.get("content")) for block in results]
+            else:
+                outputs = []
+    return outputs
+
+
+def _last_user_text(api: str, body: dict[str, Any]) -> str:
+    messages = [m for m in body.get("input" if api == "responses" else "messages") or []
+                if isinstance(m, dict) and m.get("role") == "user"]
+    return _text(messages[-1].get("content")) if messages else ""
+
+
+class FakeUpstream(ScriptedModelServer):
+    def __init__(self) -> None:
+        agent = CompiledAgent(dialect="-", build_dir=Path("."), project_root=Path("."), slot="-", compiled_name="-")
+        super().__init__(ScriptedModel(turns=[]), agent, ToolDispatcher({}, None, MockSession(), hermetic=True,
+                                                                        timeout=1))
+        self.bodies: list[dict[str, Any]] = []
+
+    def _next(self, api: str, body: dict[str, Any]) -> tuple[ModelStep, str | None]:
+        with self._lock:
+            self.bodies.append(body)
+        _, tools = _system_and_tools(api, body)
+        shell = next((name for name in SHELL_TOOLS if name in tools), None)
+        if shell is None:
+            return ModelStep(text="Service check"), None
+        outputs = outputs_since_user(api, body)
+        if "Agent" in tools:  # Pi's main thread: delegate to the compiled agent, then answer with what it said
+            if not outputs:
+                delegation = {"subagent_type": "primary", "prompt": _last_user_text(api, body), "description": "turn"}
+                return ModelStep(tool_calls=(ToolUse(tool="-", args=delegation),)), "Agent"
+            return ModelStep(text=outputs[-1]), None
+        if not outputs:
+            return ModelStep(tool_calls=(ToolUse(tool="-", args={"command": HEALTH}),)), shell
+        if "alert" in outputs[0] and len(outputs) == 1:
+            return ModelStep(tool_calls=(ToolUse(tool="-", args={"command": PAGE}),)), shell
+        return ModelStep(text="paged on-call" if "alert" in outputs[0] else "all quiet"), None
+
+    def shell_arguments(self, shell: str, tool: str, args: dict[str, Any]) -> dict[str, Any]:
+        if shell == "Agent":
+            return dict(args)
+        command = args["command"]
+        if shell == "shell":
+            return {"command": ["bash", "-lc", command]}
+        if shell == "exec_command":
+            return {"cmd": command}
+        return {"command": command, "description": "check"}
+
+
+if __name__ == "__main__":
+    with FakeUpstream() as fake:
+        print(fake.base_url, flush=True)
+        sys.stdin.read()
+        print(json.dumps(len(fake.bodies)), flush=True)
+        threading.Event().wait(0)

@@ -1,0 +1,380 @@
+"""Cassettes: the loopback model server records a test's model exchanges through a proxy to a provider (here a
+fake upstream on 127.0.0.1), then replays them with nothing leaving the machine; a request that differs FAILs
+naming the turn and the first difference; the key never lands in a file."""
+
+import json
+import shutil
+import subprocess
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from open_agent_compiler.history.log import TestOutcome
+from open_agent_compiler.testing.invokers.cassette import (Tape, Upstream, cassette_path, first_difference,
+                                                           normalized, read_cassette, upstream_from)
+from open_agent_compiler.testing.invokers.harness import HarnessInvoker
+from open_agent_compiler.testing.invokers.harness.base import HarnessBinary
+from open_agent_compiler.testing.invokers.model_server import ScriptedModelServer
+from open_agent_compiler.testing.invokers.protocol import (CompiledAgent, InvokerError, InvokerNotRunnable,
+                                                           ToolDispatcher)
+from open_agent_compiler.testing.invokers.script import ScriptedModel
+from open_agent_compiler.testing.mocks import MockSession
+
+from agent_project import OAC, REPO, summary
+from fake_upstream import FakeUpstream
+
+PLANTED = "sk-oac-PLANTED-4f1d9e0c7b"
+NO_PROXY = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+# (api, path, a request as a harness sends it: stream or not)
+REQUESTS: list[tuple[str, str, dict[str, Any]]] = [
+    ("chat", "/v1/chat/completions", {"model": "m", "stream": True, "tools": [
+        {"type": "function", "function": {"name": "read"}}, {"type": "function", "function": {"name": "bash"}}],
+        "messages": [{"role": "system", "content": "You watch api. Today is 2026-01-02, run 0b9f6c2a-1111-2222-3333-444455556666."},
+                     {"role": "user", "content": "check api"}]}),
+    ("responses", "/v1/responses", {"model": "m", "stream": True, "prompt_cache_key": "0b9f6c2a-1111-2222-3333-444455556666",
+                                    "tools": [{"type": "function", "name": "exec_command"}],
+                                    "input": [{"type": "message", "role": "user", "content": "check api"}]}),
+    ("messages", "/v1/messages", {"model": "m", "stream": True, "metadata": {"user_id": "session-123"},
+                                  "system": [{"type": "text", "text": "You watch api."}],
+                                  "tools": [{"name": "Bash"}], "messages": [{"role": "user", "content": "check api"}]}),
+    ("messages", "/v1/messages", {"model": "m", "tools": [{"name": "Bash"}],
+                                  "messages": [{"role": "user", "content": "check api"}]}),
+]
+
+
+def agent() -> CompiledAgent:
+    return CompiledAgent(dialect="claude", build_dir=Path("."), project_root=Path("."), slot="p", compiled_name="p")
+
+
+def server_with(tape: Tape) -> ScriptedModelServer:
+    server = ScriptedModelServer(ScriptedModel(turns=[]), agent(),
+                                 ToolDispatcher({}, None, MockSession(), hermetic=True, timeout=1))
+    server.tape = tape
+    return server
+
+
+def post(server: ScriptedModelServer, path: str, body: dict[str, Any]) -> tuple[int, bytes]:
+    request = urllib.request.Request(server.base_url + path, data=json.dumps(body).encode(),
+                                     headers={"content-type": "application/json", "authorization": "Bearer dummy",
+                                              "x-api-key": "dummy", "anthropic-version": "2023-06-01"})
+    try:
+        with NO_PROXY.open(request, timeout=30) as response:
+            return response.status, response.read()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read()
+
+
+def with_volatile(body: dict[str, Any]) -> dict[str, Any]:
+    """The same request as another run sends it: other ids, another date."""
+    text = json.dumps(body).replace("2026-01-02", "2027-12-31").replace("0b9f6c2a", "7e7e7e7e")
+    changed = json.loads(text.replace("session-123", "session-999"))
+    if isinstance(changed.get("tools"), list):
+        changed["tools"] = list(reversed(changed["tools"]))
+    return changed
+
+
+@pytest.mark.parametrize("api,path,body", REQUESTS, ids=[f"{r[0]}-{'stream' if r[2].get('stream') else 'plain'}"
+                                                         for r in REQUESTS])
+def test_record_through_the_proxy_then_replay_with_the_upstream_stopped(api: str, path: str, body: dict[str, Any],
+                                                                        tmp_path: Path) -> None:
+    cassette = tmp_path / "cassettes" / "t.jsonl"
+    with FakeUpstream() as fake:
+        tape = Tape(cassette, "t", "all", Upstream(base_url=fake.base_url, api_key=PLANTED, model="real-model"))
+        with server_with(tape) as server:
+            server.begin_turn(1, "check api")
+            status, recorded = post(server, path, body)
+            tape.save()
+        assert status == 200 and recorded and len(fake.bodies) == 1
+        assert fake.bodies[0]["model"] == "real-model"  # the upstream's model, not the harness's id
+    assert PLANTED not in cassette.read_text()
+    header, exchanges = read_cassette(cassette)
+    assert header["model"] == "real-model" and [(e.turn, e.api, e.path) for e in exchanges] == [(1, api, path)]
+
+    replay = Tape(cassette, "t", "none", None)
+    with server_with(replay) as server:  # the upstream is gone: the answer can only come from the cassette
+        server.begin_turn(1, "check api")
+        assert post(server, path, with_volatile(body)) == (200, recorded)
+        assert not server.errors
+
+
+def test_a_changed_request_fails_naming_the_first_difference(tmp_path: Path) -> None:
+    cassette = tmp_path / "c.jsonl"
+    _, path, body = REQUESTS[2]
+    with FakeUpstream() as fake:
+        tape = Tape(cassette, "t", "once", Upstream(base_url=fake.base_url))
+        with server_with(tape) as server:
+            server.begin_turn(2, "x")
+            post(server, path, body)
+            tape.save()
+    edited = json.loads(json.dumps(body).replace("You watch api.", "You watch web."))
+    with server_with(Tape(cassette, "t", "none", None)) as server:
+        server.begin_turn(2, "x")
+        status, _ = post(server, path, edited)
+        assert status == 400
+        assert "system[0].text" in server.errors[0] and "You watch web." in server.errors[0]
+        server.begin_turn(3, "y")  # nothing recorded for turn 3
+        post(server, path, body)
+        assert "matches no recorded exchange of turn 3" in server.errors[1]
+
+
+def test_recording_without_an_upstream_is_one_clear_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("OAC_RECORD_BASE_URL", "OAC_RECORD_API_KEY", "OAC_RECORD_MODEL"):
+        monkeypatch.delenv(name, raising=False)
+    with pytest.raises(InvokerError, match="OAC_RECORD_BASE_URL"):
+        Tape(tmp_path / "c.jsonl", "t", "all", None)
+    monkeypatch.setenv("OAC_RECORD_BASE_URL", "http://127.0.0.1:9/")
+    monkeypatch.setenv("OAC_RECORD_API_KEY", PLANTED)
+    upstream = upstream_from()
+    assert upstream is not None and upstream.api_key == PLANTED and upstream.base_url == "http://127.0.0.1:9"
+    assert PLANTED not in repr(upstream) and PLANTED not in str(upstream)
+
+
+def test_no_cassette_and_no_script_is_not_runnable_and_none_mode_needs_the_cassette(tmp_path: Path) -> None:
+    binary = HarnessBinary(name="claude", argv=("claude",), version="1")
+    compiled = agent().model_copy(update={"project_root": tmp_path})
+    from open_agent_compiler.model.core.test_model import AgentTest, Turn
+
+    test = AgentTest(name="t", turns=(Turn(prompt="p"),))
+    invoker = HarnessInvoker("claude", binary, {}, "s:SCRIPTS", None)
+    with pytest.raises(InvokerNotRunnable, match="no cassette cassettes/t.jsonl"):
+        invoker.tape(compiled, test)
+    scripted = HarnessInvoker("claude", binary, {"t": object()}, "s:SCRIPTS", None)
+    assert scripted.tape(compiled, test) is None  # a script and no cassette: runs scripted, as before
+    scripted.use_cassettes("none", None)
+    with pytest.raises(InvokerNotRunnable, match="recording is off"):
+        scripted.tape(compiled, test)
+    assert "record=none" in scripted.info.key()
+    cassette_path(tmp_path, "t").parent.mkdir()
+    cassette_path(tmp_path, "t").write_text('{"cassette": 1}\n')
+    assert invoker.tape(compiled, test) is not None  # a cassette: replayed, whatever the script
+
+
+def test_not_runnable_outcome_from_the_runner() -> None:
+    from open_agent_compiler.testing import agent_runner
+
+    class Refusing:
+        info = None
+
+        def session(self, *args: Any) -> Any:
+            raise InvokerNotRunnable("no cassette cassettes/t.jsonl (recording is off): record it with --record")
+
+    from open_agent_compiler.model.core.test_model import AgentTest, Turn
+    from open_agent_compiler.testing.discovery import TestCase
+
+    case = TestCase.model_construct(test=AgentTest(name="t", turns=(Turn(prompt="p"),)), slot="p", mock_profile=None)
+
+    class Settings:
+        project_root = Path(".")
+        build_dir = Path(".")
+        dialect = "claude"
+        hermetic = True
+        timeout = 5.0
+        judge = None
+
+    class Resolved:
+        mock_profiles: dict = {}
+
+        def agent(self, slot: str) -> Any:
+            class A:
+                model_parameters = None
+                slot = "p"
+                compiled_name = "p"
+                primary = True
+                tools: tuple = ()
+            return A()
+
+    result: TestOutcome = agent_runner.run_agent_test(case, Resolved(), Settings(), Refusing())
+    assert result.status == "not_runnable" and "recording is off" in (result.skip_reason or "")
+
+
+text_leaf = st.text(alphabet="abcdefghij XYZ.", min_size=1, max_size=12)
+json_values = st.recursive(text_leaf | st.integers(0, 9) | st.booleans(),
+                           lambda inner: st.lists(inner, max_size=3)
+                           | st.dictionaries(st.sampled_from(["a", "b", "content", "role"]), inner, max_size=3),
+                           max_leaves=12)
+
+
+@settings(max_examples=60, deadline=None)
+@given(json_values, st.data())
+def test_matching_ignores_nothing_but_what_varies(value: Any, data: st.DataObject) -> None:
+    """Oracle: text without ids, dates or volatile paths normalizes to itself, and changing any one leaf is a
+    difference `first_difference` names."""
+    assert normalized(value) == value
+    leaves: list[tuple[Any, ...]] = []
+
+    def walk(node: Any, where: tuple[Any, ...]) -> None:
+        if isinstance(node, dict):
+            for key, item in node.items():
+                walk(item, (*where, key))
+        elif isinstance(node, list):
+            for index, item in enumerate(node):
+                walk(item, (*where, index))
+        else:
+            leaves.append(where)
+    walk(value, ())
+    assert first_difference(value, value) is None
+    if not leaves or not leaves[0] and not isinstance(value, str):
+        return
+    where = data.draw(st.sampled_from(leaves))
+    changed = json.loads(json.dumps(value))
+    if not where:
+        changed = ["different"]
+    else:
+        node = changed
+        for step in where[:-1]:
+            node = node[step]
+        node[where[-1]] = "QQ-changed" if node[where[-1]] != "QQ-changed" else "QQ-other"
+    assert normalized(changed) != normalized(value)
+    assert first_difference(normalized(value), normalized(changed)) is not None
+
+
+# ---- through the real harnesses -------------------------------------------------------------------------------
+def _available(name: str) -> None:
+    from open_agent_compiler.testing.invokers.harness.base import harness_dir
+
+    try:
+        entry = json.loads((harness_dir() / "status.json").read_text())["harnesses"][name]
+    except (OSError, ValueError, KeyError):
+        pytest.skip(f"{name}: no entry in status.json: run .ci/install-harnesses")
+    if not entry.get("available") or not Path(entry.get("bin", "")).exists():
+        pytest.skip(f"{name}: {entry.get('reason', 'binary missing')}")
+
+
+def _loopback_only() -> list[str]:
+    """argv prefix running a command in a network namespace with loopback only (nothing can leave 127.0.0.1)."""
+    probe = subprocess.run(["unshare", "-n", "sh", "-c", "ip link set lo up"], capture_output=True)
+    if probe.returncode != 0:
+        pytest.skip("unshare -n is not permitted here: cannot prove nothing leaves the machine")
+    return ["unshare", "-n", "sh", "-c", 'ip link set lo up && exec "$@"', "oac-replay"]
+
+
+def _oac(root: Path, *args: str, env: dict[str, str] | None = None, prefix: list[str] | None = None
+         ) -> subprocess.CompletedProcess[str]:
+    import os
+
+    full_env = {k: v for k, v in os.environ.items() if not k.startswith("OAC_RECORD_")}
+    full_env.update(env or {})
+    return subprocess.run([*(prefix or []), OAC, "test", *args], cwd=root, capture_output=True, text=True,
+                          timeout=500, env=full_env)
+
+
+def _turns(root: Path) -> list[Any]:
+    records = [json.loads(line) for line in (root / ".oac" / "test_results.jsonl").read_text().splitlines()]
+    return [record.get("turns") for record in records if record.get("test_kind") == "agent"]
+
+
+@pytest.mark.harness
+@pytest.mark.parametrize("harness", ["claude", "opencode", "codex", "pi"])
+def test_record_then_replay_through_the_real_harness(harness: str, tmp_path: Path) -> None:
+    _available(harness)
+    root = tmp_path / "monitoring"
+    shutil.copytree(REPO / "examples" / "monitoring", root, ignore=shutil.ignore_patterns(".oac", "__pycache__"))
+    (root / "agents_scripts.py").unlink()  # no script: the model is the upstream's, then the cassette's
+    run = ("--invoker", harness, "--dialect", harness)
+    with FakeUpstream() as fake:
+        recording = _oac(root, *run, "--record", "all", "-v",
+                         env={"OAC_RECORD_BASE_URL": fake.base_url, "OAC_RECORD_API_KEY": PLANTED})
+        assert "passed=1" in summary(recording.stdout), recording.stdout + recording.stderr
+        upstream_requests = len(fake.bodies)
+    assert upstream_requests >= 3
+    cassette = root / "cassettes" / "quiet-alert-quiet.jsonl"
+    _, exchanges = read_cassette(cassette)
+    assert {e.turn for e in exchanges} == {1, 2, 3}
+
+    replay = _oac(root, *run, "-v", prefix=_loopback_only())  # upstream stopped, and no route off 127.0.0.1
+    assert "passed=1" in summary(replay.stdout), replay.stdout + replay.stderr
+    recorded_turns, replayed_turns = _turns(root)[-2:]
+    assert replayed_turns == recorded_turns == [["check-health"], ["check-health", "page-oncall"], ["check-health"]]
+    again = _oac(root, *run, "--explain")
+    assert "skipped=1" in summary(again.stdout), again.stdout  # a green replayed test is skipped like any other
+
+    # the planted key is in no file written, and in no output
+    for path in root.rglob("*"):
+        if path.is_file():
+            assert PLANTED.encode() not in path.read_bytes(), path
+    assert PLANTED not in recording.stdout + recording.stderr + replay.stdout + replay.stderr
+
+    # a prompt edit (Codex: a tool result, since its compiled primary prompt never reaches the model): the replay
+    # FAILs naming the turn and the difference; --record of that test fixes it
+    agents = root / "agents.py"
+    old, new = (('{"status": "ok"', '{"status": "fine"') if harness == "codex" else
+                ("Answer 'all quiet'", "Answer exactly 'all quiet'"))
+    agents.write_text(agents.read_text().replace(old, new))
+    failed = _oac(root, *run, "-v")
+    assert "failed=1" in summary(failed.stdout), failed.stdout
+    assert "turn 1: " in failed.stdout and "request differs from the recorded one" in failed.stdout
+    assert ("fine" if harness == "codex" else "exactly") in failed.stdout, failed.stdout
+    with FakeUpstream() as fake:
+        fixed = _oac(root, *run, "--record", "all", "-k", "quiet-alert-quiet",
+                     env={"OAC_RECORD_BASE_URL": fake.base_url, "OAC_RECORD_API_KEY": PLANTED})
+    assert "passed=1" in summary(fixed.stdout), fixed.stdout + fixed.stderr
+    assert "passed=1" in summary(_oac(root, *run, prefix=_loopback_only()).stdout)
+
+
+def test_record_needs_a_harness_invoker(tmp_path: Path) -> None:
+    root = tmp_path / "monitoring"
+    shutil.copytree(REPO / "examples" / "monitoring", root, ignore=shutil.ignore_patterns(".oac", "__pycache__"))
+    result = _oac(root, "--record")
+    assert result.returncode == 2 and "--record needs a harness invoker" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_oac_cassettes_lists_and_prunes_only_unused_cassettes(tmp_path: Path) -> None:
+    root = tmp_path / "monitoring"
+    shutil.copytree(REPO / "examples" / "monitoring", root, ignore=shutil.ignore_patterns(".oac", "__pycache__"))
+    folder = root / "cassettes"
+    folder.mkdir()
+    (folder / "quiet-alert-quiet.jsonl").write_text('{"cassette": 1, "test": "quiet-alert-quiet", "model": "m1"}\n')
+    (folder / "gone-test.jsonl").write_text('{"cassette": 1, "test": "gone-test", "model": "m2"}\n')
+    (folder / "notes.txt").write_text("not a cassette")
+    listed = subprocess.run([OAC, "cassettes"], cwd=root, capture_output=True, text=True, timeout=120)
+    assert listed.returncode == 0, listed.stderr
+    lines = listed.stdout.splitlines()
+    assert any(line.startswith("cassettes/quiet-alert-quiet.jsonl  used  model=m1") for line in lines)
+    assert any(line.startswith("cassettes/gone-test.jsonl  unused  model=m2") for line in lines)
+    assert lines[-1] == "oac cassettes: 2 cassettes, 1 unused"
+    pruned = subprocess.run([OAC, "cassettes", "--prune"], cwd=root, capture_output=True, text=True, timeout=120)
+    assert pruned.returncode == 0
+    assert sorted(p.name for p in folder.iterdir()) == ["notes.txt", "quiet-alert-quiet.jsonl"]
+
+
+def test_the_cassette_digest_is_part_of_the_key(tmp_path: Path) -> None:
+    """Writing or changing a test's cassette re-runs it (`--explain` names the file); unchanged, it stays green."""
+    root = tmp_path / "monitoring"
+    shutil.copytree(REPO / "examples" / "monitoring", root, ignore=shutil.ignore_patterns(".oac", "__pycache__"))
+    assert "passed=1" in summary(_oac(root).stdout)
+    assert "skipped=1" in summary(_oac(root).stdout)
+    cassette = cassette_path(root, "quiet-alert-quiet")
+    cassette.parent.mkdir()
+    cassette.write_text('{"cassette": 1}\n')
+    recorded = _oac(root, "--explain")
+    assert "passed=1" in summary(recorded.stdout) and "cassettes/quiet-alert-quiet.jsonl" in recorded.stdout
+    assert "skipped=1" in summary(_oac(root).stdout)
+    cassette.write_text('{"cassette": 1, "model": "other"}\n')
+    assert "changed: file cassettes/quiet-alert-quiet.jsonl" in _oac(root, "--explain").stdout
+
+
+def test_once_replays_an_existing_cassette_and_new_episodes_adds_what_does_not_match(tmp_path: Path) -> None:
+    cassette = tmp_path / "c.jsonl"
+    (_, chat, first), (_, messages, second) = REQUESTS[0], REQUESTS[2]
+    with FakeUpstream() as fake:
+        tape = Tape(cassette, "t", "once", Upstream(base_url=fake.base_url))
+        with server_with(tape) as server:
+            server.begin_turn(1, "x")
+            post(server, chat, first)
+            tape.save()
+        once = Tape(cassette, "t", "once", None)  # exists: replay only, no provider needed
+        assert once.replaying and not once.recording
+        episodes = Tape(cassette, "t", "new_episodes", Upstream(base_url=fake.base_url))
+        with server_with(episodes) as server:
+            server.begin_turn(1, "x")
+            post(server, chat, first)  # replayed
+            post(server, messages, second)  # new: forwarded
+            episodes.save()
+        assert len(fake.bodies) == 2
+    assert [e.api for e in read_cassette(cassette)[1]] == ["chat", "messages"]
