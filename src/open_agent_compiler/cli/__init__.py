@@ -13,6 +13,7 @@ from open_agent_compiler.cli.streams import guard_standard_streams, stream_failu
 # A command's module is imported only when that command runs: `oac test` never imports the compile writer, and
 # `oac compile` not the test engine (measured with -X importtime, issue 18).
 COMMANDS = {"compile": ("open_agent_compiler.cli.compile_cmd", "compile_command"),
+            "coverage": ("open_agent_compiler.cli.coverage_cmd", "coverage_command"),
             "info": ("open_agent_compiler.cli.info_cmd", "info_command"),
             "init": ("open_agent_compiler.cli.init_cmd", "init_command"),
             "report": ("open_agent_compiler.cli.report_cmd", "report_command"),
