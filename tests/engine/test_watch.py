@@ -38,10 +38,18 @@ def tool(name):
                              evaluators=(EqualsEvaluator(field="v", expected=data.EXPECT[name]),))])
 
 
+def blocking_tool():
+    return tool("alpha").model_copy(update={
+        "header": tool("alpha").header.model_copy(update={"name": "blocker"}),
+        "mock": MockResponse(kind="callable", callable_spec="data:block"),
+        "tool_tests": [ToolTest(name="blocks", input={})]})
+
+
 def registry():
     reg = AgentRegistry()
+    blocking = [blocking_tool()] if getattr(data, "BLOCK", False) else []
     agent = AgentDefinition(header=AgentHeader(agent_id="a", name="a", description="a"),
-                            extra_tools=[tool(name) for name in data.TOOLS],
+                            extra_tools=[tool(name) for name in data.TOOLS] + blocking,
                             capability_tests=[CapabilityTest(name="runs-alpha",
                                                              must_have_bash_patterns=("run-alpha x",))])
     reg.register_agent("a", agent)
@@ -233,6 +241,26 @@ def test_ctrl_c_leaves_nothing_running(tmp_path: Path) -> None:
     try:
         watcher.cycle()
         os.killpg(watcher.process.pid, signal.SIGINT)  # what a terminal's Ctrl-C sends: the whole group
+        assert watcher.process.wait(LIMIT) == 130
+        assert watcher.session_processes() == []
+    finally:
+        watcher.stop()
+
+
+def test_ctrl_c_during_a_cycle_leaves_nothing_running(tmp_path: Path) -> None:
+    tree = Tree(tmp_path / "p")
+    watcher = Watcher(tree.root)
+    try:
+        watcher.cycle()
+        # a mock that blocks until it is stopped (its sleep is the user code under test, not a synchronisation)
+        tree._write("data.py", data_text(tree.out, tree.expect, False) + "BLOCK = True\n"
+                    "def block(args):\n    import time\n    time.sleep(3600)\n")
+        while True:
+            line = watcher.lines.get(timeout=LIMIT)
+            assert line is not None
+            if line.startswith("  run 'blocks'"):  # printed as the test starts
+                break
+        os.killpg(watcher.process.pid, signal.SIGINT)
         assert watcher.process.wait(LIMIT) == 130
         assert watcher.session_processes() == []
     finally:
