@@ -25,7 +25,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from generate import TESTS_PER_AGENT, Spec  # noqa: E402
-from oacbench import impls, phases, profiling, report, results_view, targets  # noqa: E402
+from oacbench import impls, phases, profiling, report, results_view, targets, watch_latency  # noqa: E402
 from oacbench.measure import rss_method  # noqa: E402
 from oacbench.plan import PRESETS, Plan, preset  # noqa: E402
 from oacbench.scenarios import Bench  # noqa: E402
@@ -51,8 +51,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--work", type=Path, default=impls.CACHE / "work")
     parser.add_argument("--results", type=Path, default=RESULTS)
     parser.add_argument("--keep", action="store_true", help="keep the generated projects under --work")
-    parser.add_argument("--only", choices=["results-view"],
-                        help="run only this scenario (results-view: oac results/report on a 50,000-line history)")
+    parser.add_argument("--only", choices=["results-view", "watch"],
+                        help="run only this scenario (results-view: oac results/report on a 50,000-line history; "
+                        "watch: oac test --watch latency and memory at 5,000 tests, and oac coverage)")
     return parser.parse_args(argv)
 
 
@@ -193,10 +194,23 @@ def only_results_view(args: argparse.Namespace) -> int:
     return 0 if result["target"]["ok"] else 1
 
 
+def only_watch(args: argparse.Namespace) -> int:
+    """`--only watch`: no anchor; writes results/watch-<timestamp>.json and prints it."""
+    result = watch_latency.run(impls.find_ours(args.ours_oac), args.reps or 10)
+    result["machine"] = machine()
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    args.results.mkdir(parents=True, exist_ok=True)
+    (args.results / f"watch-{stamp}.json").write_text(json.dumps(result, indent=2) + "\n")
+    print(json.dumps(result, indent=2))
+    return 0 if result["target"]["ok"] else 1
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     if args.only == "results-view":
         return only_results_view(args)
+    if args.only == "watch":
+        return only_watch(args)
     sizes = tuple(int(s) for s in args.sizes.split(",")) if args.sizes else None
     plan = preset(args.preset, sizes=sizes, reps=args.reps, large_reps=args.large_reps)
     anchor = impls.ensure_anchor(impls.CACHE / "anchor-venv", args.anchor_python)

@@ -14,6 +14,7 @@ from open_agent_compiler.cli.streams import guard_standard_streams, stream_failu
 # `oac compile` not the test engine (measured with -X importtime, issue 18).
 COMMANDS = {"cassettes": ("open_agent_compiler.cli.cassettes_cmd", "cassettes_command"),
             "compile": ("open_agent_compiler.cli.compile_cmd", "compile_command"),
+            "coverage": ("open_agent_compiler.cli.coverage_cmd", "coverage_command"),
             "info": ("open_agent_compiler.cli.info_cmd", "info_command"),
             "init": ("open_agent_compiler.cli.init_cmd", "init_command"),
             "report": ("open_agent_compiler.cli.report_cmd", "report_command"),
@@ -60,6 +61,10 @@ def main() -> None:
         gc.disable()
         _collect_after_import[0] = True
     guard_standard_streams()
+    if sys.argv[1:2] == ["test"]:  # the engine runs watched from outside; forked while this process is small
+        from open_agent_compiler.execution.watchdog import supervise
+
+        supervise()
     try:
         returned = oac.main(prog_name="oac", standalone_mode=False)
         code = returned if isinstance(returned, int) else 0
@@ -80,4 +85,6 @@ def main() -> None:
         print(f"oac: {failure}", file=sys.stderr)
         code = code or 2
     sys.stderr.flush()
+    if (watched := sys.modules.get("open_agent_compiler.execution.watchdog")) is not None:
+        watched.ended()  # this exit is ours, not user code's
     os._exit(code)

@@ -82,6 +82,8 @@ def _maxfail(ctx: click.Context, param: click.Parameter, value: Any) -> None:
               "target, tags, green) without running any.")
 @click.option("--format", "format_", type=click.Choice(["text", "json"]), default="text",
               help="--list output: a line per test, or JSON.")
+@click.option("--watch", is_flag=True, help="Run, then run again on every save the tests whose key changed "
+              "(keys: a all, f failed, q quit; see docs/testing.md \"Watch mode\").")
 @one_line_errors
 def test_command(factory: str | None, config: str | None, dialect: tuple[str, ...], results: Path | None,
                  force: bool | None, filter_: tuple[str, ...], kind: tuple[str, ...], variant: str | None,
@@ -92,7 +94,7 @@ def test_command(factory: str | None, config: str | None, dialect: tuple[str, ..
                  markers: str | None = None, last_failed: bool | None = None, durations: int | None = None,
                  shard: str | None = None, shard_by: str | None = None, repeat: int | None = None,
                  flaky_as: str | None = None, list_: bool = False, format_: str = "text",
-                 record: str | None = None) -> None:
+                 record: str | None = None, watch: bool = False) -> None:
     """Run the tests of FACTORY (module:callable returning an AgentRegistry) for one config."""
     options = build_options(Path.cwd(), {
         "factory": factory, "config": config, "dialect": _one(dialect, "--dialect"), "results": results,
@@ -103,6 +105,12 @@ def test_command(factory: str | None, config: str | None, dialect: tuple[str, ..
         "last_failed": last_failed, "maxfail": click.get_current_context().meta.get("oac_maxfail"),
         "durations": durations, "shard": shard, "shard_by": shard_by, "repeat": repeat, "flaky_as": flaky_as,
     })
+    if watch:
+        if list_:
+            raise OacError("--watch runs tests; --list only lists them: give one of them")
+        from open_agent_compiler.cli.watch import cycle_args, watch as watch_tests
+
+        sys.exit(watch_tests(options, cycle_args(sys.argv[1:])))
     if list_:
         from open_agent_compiler.tasks.listing import list_line, list_tests
 

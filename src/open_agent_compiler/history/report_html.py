@@ -107,8 +107,12 @@ def report_data(history: History) -> dict[str, Any]:
     }
 
 
-def render(history: History) -> str:
-    return _PAGE.replace("/*DATA*/", safe_json(report_data(history)))
+def render(history: History, coverage: dict[str, Any] | None = None) -> str:
+    """The page; `coverage` (`oac coverage --format json`'s data) adds its Coverage section."""
+    data = report_data(history)
+    if coverage is not None:
+        data["coverage"] = coverage
+    return _PAGE.replace("/*DATA*/", safe_json(data))
 
 
 _PAGE = """<!doctype html>
@@ -148,6 +152,7 @@ th{text-align:left;background:#f4f6f9;position:sticky;top:0}
 <span class="meta" id="shown"></span></div>
 <table id="tests"><thead><tr><th>status</th><th>test</th><th>kind</th><th>invoker</th><th>history</th>
 <th>duration trend</th><th class="num">last</th></tr></thead><tbody></tbody></table>
+<div id="coverage"></div>
 <script type="application/json" id="oac-data">/*DATA*/</script>
 <script>
 "use strict";
@@ -159,6 +164,15 @@ th{text-align:left;background:#f4f6f9;position:sticky;top:0}
   function secs(v) { return v >= 3600 ? (v / 3600).toFixed(1) + " h" : v >= 60 ? (v / 60).toFixed(1) + " min" : v.toFixed(2) + " s"; }
   function badge(status) { return el("span", status.replace("_", " "), "st s-" + status); }
   var runs = D.runs, last = runs.length ? runs[runs.length - 1] : null;
+  if (D.coverage) {  // oac report --coverage: a row per grant, its tests or "uncovered"
+    var C = D.coverage, box = document.getElementById("coverage"), ct = el("table");
+    box.appendChild(el("h2", "Coverage")); box.appendChild(el("div", "config " + C.config + ": " + C.covered + "/" + C.total + " grants covered (" + C.percent + "%)", "meta"));
+    C.agents.forEach(function (a) { a.grants.forEach(function (g) {
+      var tr = el("tr"), refs = g.checked_by.map(function (r) { return "checks " + r.test_id + " (" + r.status + ")"; }).concat(g.exercised_by.map(function (r) { return "exercises " + r.test_id + " (" + r.status + ")"; }));
+      [a.agent, g.kind, g.action, g.name].forEach(function (v) { tr.appendChild(el("td", v)); });
+      tr.appendChild(el("td", g.covered ? refs.join("; ") : "UNCOVERED", g.covered ? "" : "ev-fail")); ct.appendChild(tr); }); });
+    box.appendChild(ct);
+  }
   document.getElementById("meta").textContent = D.results + " \\u2014 " + D.records + " records, " + runs.length + " runs, " + D.tests.length + " tests; generated " + D.generated;
   var cards = document.getElementById("cards");
   function card(label, value) { var c = el("div", null, "card"); c.appendChild(el("b", value)); c.appendChild(el("span", label)); cards.appendChild(c); }
