@@ -6,10 +6,14 @@
 - `AgentTest` (on `AgentDefinition.agent_tests`): a single- or multi-turn scenario run through an invoker.
 """
 
+import os
 import re
+import sys
+
+import pydantic
 from typing import Annotated, Any, Literal, get_args
 
-from pydantic import Field, SerializeAsAny, field_validator, model_validator
+from pydantic import Field, PrivateAttr, SerializeAsAny, field_validator, model_validator
 
 from open_agent_compiler.model.core.base import Frozen
 from open_agent_compiler.model.core.evaluator import Evaluator, FactSpec  # noqa: F401  (FactSpec: public path)
@@ -18,7 +22,34 @@ from open_agent_compiler.model.hashing import FAITHFUL, AnyValue
 Evaluators = tuple[SerializeAsAny[Evaluator], ...]
 
 
+# frames in these folders are not where a user built a test: this package, and pydantic (its validators)
+_OURS = (os.path.dirname(os.path.dirname(os.path.dirname(__file__))) + os.sep,
+         os.path.dirname(pydantic.__file__) + os.sep)
+
+
+def defining_line() -> tuple[str, int] | None:
+    """(absolute file, line) of the nearest caller outside this package and pydantic: where a test is built."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if not filename.startswith(_OURS) and not filename.startswith("<"):
+            return os.path.abspath(filename), frame.f_lineno
+        frame = frame.f_back  # type: ignore[assignment]
+    return None
+
+
 class _TestBase(Frozen):
+    # where the test was constructed (not part of its value, key or dump): records, annotations, JUnit, pytest
+    _defined_at: tuple[str, int] | None = PrivateAttr(default=None)
+
+    def model_post_init(self, context: Any, /) -> None:
+        super().model_post_init(context)
+        self._defined_at = defining_line()
+
+    @property
+    def defined_at(self) -> tuple[str, int] | None:
+        return self._defined_at
+
     name: str
     description: str = ""
     evaluators: Evaluators = ()
