@@ -75,19 +75,38 @@ def _one_line(text: Any, width: int = 160) -> str:
     return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
+def _where(record: dict[str, Any]) -> str:
+    """` (file:line)` where the record says its test is defined, else ""."""
+    file, line = record.get("file"), record.get("line")
+    return f" ({file}:{line})" if isinstance(file, str) and isinstance(line, int) else ""
+
+
 def text_lines(history: History, top: int, since: str | None = None) -> list[str]:
+    from open_agent_compiler.history.pipelines import last_pipeline, pipelines
+
     last = history.last_run
-    lines = [f"oac results: {history.path}: {history.records} records, {len(history.runs)} runs"]
+    lines = [f"oac results: {history.path}: {history.records} records, {len(history.runs)} runs"
+             + (f", {len(pipelines(history))} pipelines" if last is not None else "")]
     if last is None:
         return lines + [f"no test records since {since}" if since else "no test records"]
-    counts = " ".join(f"{status}={count}" for status, count in last.counts.items())
-    lines.append(f"last run {last.run_id} ({last.finished}): {counts}; skipped green={last.skipped_green} "
-                 f"(saved {_seconds(last.saved_s)})")
-    failing = history.failing()
+    failing = history.failing()  # first: what a failing pipeline's reader looks for
     lines.append(f"failing ({len(failing)}):" if failing else "failing: none")
     for test in failing:
-        lines.append(f"  - {test.test_id} [{test.last.get('timestamp', '')}]: "
+        lines.append(f"  - {test.test_id}{_where(test.last)} [{test.last.get('timestamp', '')}]: "
                      f"{_one_line(first_failure(test.last.get('evidence')) or test.last.get('skip_reason') or '')}")
+    pipeline = last_pipeline(history)
+    assert pipeline is not None
+    counts = " ".join(f"{status}={count}" for status, count in pipeline.counts.items())
+    about = [f"{len(pipeline.runs)} run" + ("s" if len(pipeline.runs) > 1 else "")]
+    if pipeline.shards:
+        about.append("shards " + ",".join(pipeline.shards))
+    if pipeline.commits:
+        about.append("commit " + ",".join(commit[:12] for commit in pipeline.commits))
+    lines.append(f"last pipeline {pipeline.pipeline_id} ({'; '.join(about)}; finished {pipeline.finished}): "
+                 f"{counts}; failed here={len(pipeline.failing)}; skipped green={pipeline.skipped_green} "
+                 f"(saved {_seconds(pipeline.saved_s)})")
+    counts = " ".join(f"{status}={count}" for status, count in last.counts.items())
+    lines.append(f"last run {last.run_id} ({last.finished}): {counts}")
     flaky = history.flaky()
     lines.append(f"flaky, passed and failed under one key ({len(flaky)}):" if flaky else "flaky: none")
     for test in flaky:
@@ -119,7 +138,12 @@ def results(ctx: click.Context, results: Path | None, since: str | None, format_
         return
     history = read_history(results, since)
     if format_ == "json":
-        click.echo(json.dumps(summary(history, top), indent=2, ensure_ascii=False))
+        from open_agent_compiler.history.pipelines import last_pipeline
+
+        document = summary(history, top)
+        pipeline = last_pipeline(history)
+        document["last_pipeline"] = pipeline.as_dict() if pipeline else None
+        click.echo(json.dumps(document, indent=2, ensure_ascii=False))
     else:
         click.echo("\n".join(text_lines(history, top, since)))
 
