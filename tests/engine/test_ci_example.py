@@ -32,7 +32,10 @@ def test_the_workflow_commands_shard_junit_annotate_and_merge(quickstart: Projec
         assert (quickstart.root / "results" / f"junit-{shard}.xml").is_file()
         if "echo-default-mock" in done.stdout:
             assert done.returncode == 1
-            assert ("::error title=oac test tool%3Aecho-tool%3A%3Aecho-default-mock::tool:echo-tool::"
+            line = next(n for n, text in enumerate((quickstart.root / "agents.py").read_text().splitlines(), 1)
+                        if 'ToolTest(name="echo-default-mock"' in text)  # the annotation sits on its definition
+            assert (f"::error file=agents.py,line={line},title=oac test tool%3Aecho-tool%3A%3Aecho-default-mock::"
+                    "tool:echo-tool::"
                     "echo-default-mock: equals: 'from': expected \"nope\"") in done.stdout
     merged = run_step(merge_script, quickstart.root, shared)
     assert merged.returncode == 1 and summary_line(merged.stdout) == SUMMARY.format(5, 3, 1, 0, 1)

@@ -151,10 +151,13 @@ def results(ctx: click.Context, results: Path | None, since: str | None, format_
 @results.command("merge")
 @click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("-o", "--output", type=click.Path(path_type=Path), help="Write the merged records here (JSONL).")
+@click.option("--junit", type=click.Path(path_type=Path, dir_okay=False),
+              help="Write the merged result as JUnit XML (one test case per test, with its file and line).")
 @one_line_errors
-def merge_command(files: tuple[Path, ...], output: Path | None) -> None:
+def merge_command(files: tuple[Path, ...], output: Path | None, junit: Path | None) -> None:
     """Merge FILES (e.g. one per shard) and print the combined summary. Exit 1 when a test failed or the same
-    key both passed and failed (a conflict), else 0."""
+    key both passed and failed (a conflict), else 0. Under GitHub Actions (GITHUB_ACTIONS=true) each failure is
+    also printed as an annotation on the line that defines the test."""
     from open_agent_compiler import fsio
     from open_agent_compiler.history.merge import merge
     from open_agent_compiler.history.log import read_records
@@ -171,7 +174,16 @@ def merge_command(files: tuple[Path, ...], output: Path | None) -> None:
     for conflict in merged.conflicts:
         print(f"oac: conflict: {conflict.test_id} (config {conflict.config}) passed and failed under the same key "
               f"{conflict.key}", file=sys.stderr)
+    from open_agent_compiler.tasks.annotations import annotate
+    from open_agent_compiler.tasks.merged_view import MergedTally
+
+    tally = MergedTally(merged)
+    if junit is not None:
+        from open_agent_compiler.tasks.junit import write_junit
+
+        write_junit(Path(os.path.abspath(junit)), tally)
     print(merged.summary())
+    annotate(tally, sys.stdout)
     if merged.failures:
         print("Failures:")
         for test_id, message in merged.failures:
