@@ -12,7 +12,7 @@ import click
 from open_agent_compiler.cli.errors import one_line_errors
 from open_agent_compiler.errors import OacError
 from open_agent_compiler.tasks.gc_tuning import fewer_collections
-from open_agent_compiler.history.views import History, first_failure, load_history, parse_since, summary
+from open_agent_compiler.history.views import History, _moment, first_failure, load_history, parse_since, summary
 from open_agent_compiler.history.index import index_place, load_indexed
 
 # Imported where used, not here: the project lookup (tasks.project), the merge and the record models
@@ -153,8 +153,10 @@ def results(ctx: click.Context, results: Path | None, since: str | None, format_
 @click.option("-o", "--output", type=click.Path(path_type=Path), help="Write the merged records here (JSONL).")
 @click.option("--junit", type=click.Path(path_type=Path, dir_okay=False),
               help="Write the merged result as JUnit XML (one test case per test, with its file and line).")
+@click.option("--since", help="Keep only records from then on (7d, 12h, 30m, or an ISO date): bounds a history "
+              "carried from pipeline to pipeline.")
 @one_line_errors
-def merge_command(files: tuple[Path, ...], output: Path | None, junit: Path | None) -> None:
+def merge_command(files: tuple[Path, ...], output: Path | None, junit: Path | None, since: str | None) -> None:
     """Merge FILES (e.g. one per shard) and print the combined summary. Exit 1 when a test failed or the same
     key both passed and failed (a conflict), else 0. Under GitHub Actions (GITHUB_ACTIONS=true) each failure is
     also printed as an annotation on the line that defines the test."""
@@ -165,7 +167,8 @@ def merge_command(files: tuple[Path, ...], output: Path | None, junit: Path | No
     for path in files:
         if not path.is_file():
             raise OacError(f"results file {path} does not exist")
-    merged = merge(list(read_records(path)) for path in files)
+    moment = parse_since(since) if since else None
+    merged = merge([record for record in read_records(path) if recent(record, moment)] for path in files)
     if output is not None:
         data = "".join(json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
                        for record in merged.records).encode("utf-8", "backslashreplace")
@@ -189,3 +192,47 @@ def merge_command(files: tuple[Path, ...], output: Path | None, junit: Path | No
         for test_id, message in merged.failures:
             print(f"  - {test_id}: {' '.join(message.split())}")
     sys.exit(1 if merged.failures or merged.conflicts else 0)
+
+
+def recent(record: dict[str, Any], moment: Any) -> bool:
+    """Whether `record` is from `moment` on (always, without one). A record whose time cannot be read is kept:
+    pruning never drops what it cannot date."""
+    if moment is None:
+        return True
+    stamp = _moment(record.get("timestamp"))
+    return stamp is None or stamp >= moment
+
+
+@results.command("prune")
+@click.option("--results", "results", type=click.Path(path_type=Path, dir_okay=False),
+              help="JSONL results file (default: [tool.oac] results, else .oac/test_results.jsonl).")
+@click.option("--older-than", "older_than", required=True, metavar="AGE",
+              help="Drop records older than this: 30d, 12h, 30m (a bare number is days), or an ISO date.")
+@one_line_errors
+def prune_command(results: Path | None, older_than: str) -> None:
+    """Drop the records older than AGE from the results file, in place (atomically): the history of a long-lived
+    CI cache stays bounded. Lines that are not records (a crashed writer's) and records without a readable time
+    are kept as they are."""
+    from open_agent_compiler import fsio
+
+    path = results_path(results)
+    if not path.is_file():
+        raise OacError(f"no results file at {path}")
+    moment = parse_since(f"{older_than.strip()}d" if older_than.strip().isdigit() else older_than)
+    kept: list[bytes] = []
+    dropped = 0
+    for raw in path.read_bytes().splitlines(keepends=True):
+        try:
+            record = json.loads(raw)
+        except ValueError:
+            kept.append(raw)
+            continue
+        if isinstance(record, dict) and not recent(record, moment):
+            dropped += 1
+        else:
+            kept.append(raw)
+    if dropped:
+        absolute = Path(os.path.abspath(path))
+        fsio.write_file(fsio.trusted_root(absolute), str(absolute), b"".join(kept), show=str(path))
+    click.echo(f"oac results prune: {path}: dropped {dropped} records older than {moment.isoformat()}, "
+               f"kept {len(kept)} lines")
