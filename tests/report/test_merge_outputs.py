@@ -51,3 +51,39 @@ def test_merge_under_github_actions_annotates_each_failure_at_its_file_and_line(
     errors = [line for line in done.stdout.splitlines() if line.startswith("::error")]
     assert errors == [f"::error file=agents.py,line=14,title=oac test {TESTS[4].replace(':', '%3A')}::"
                       f"{TESTS[4]}: answer: boom"]
+
+
+def dated(days_ago: int, test: str) -> dict:
+    from datetime import datetime, timedelta, timezone
+
+    from history_data import record
+
+    found = record(0, test, "pass", 0.1)
+    found["timestamp"] = (datetime.now(timezone.utc) - timedelta(days=days_ago, hours=1)).isoformat()
+    return found
+
+
+def test_prune_drops_only_records_older_than_the_age_and_keeps_what_it_cannot_date(tmp_path: Path) -> None:
+    path = tmp_path / "all.jsonl"
+    lines = [json.dumps(dated(40, "x:tool:old")), json.dumps(dated(29, "x:tool:recent")), '{"torn": ',
+             json.dumps({**dated(50, "x:tool:undated"), "timestamp": "yesterday"}), json.dumps(dated(0, "x:tool:new"))]
+    path.write_text("\n".join(lines) + "\n")
+    done = subprocess.run([OAC, "results", "prune", "--results", str(path), "--older-than", "30"],
+                          capture_output=True, text=True, timeout=60)  # a bare number: days
+    assert done.returncode == 0, done.stderr
+    assert "dropped 1 records" in done.stdout
+    assert path.read_text() == "\n".join(lines[1:]) + "\n"
+    again = subprocess.run([OAC, "results", "prune", "--results", str(path), "--older-than", "12h"],
+                           capture_output=True, text=True, timeout=60)
+    assert again.returncode == 0 and "dropped 1 records" in again.stdout
+    assert [line for line in path.read_text().splitlines()] == lines[2:]
+
+
+def test_merge_since_keeps_only_the_recent_records(tmp_path: Path) -> None:
+    path = tmp_path / "all.jsonl"
+    path.write_text(json.dumps(dated(40, "x:tool:old")) + "\n" + json.dumps(dated(1, "x:tool:recent")) + "\n")
+    done = subprocess.run([OAC, "results", "merge", str(path), "--since", "30d", "-o", str(tmp_path / "out.jsonl")],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert [json.loads(line)["test_id"] for line in (tmp_path / "out.jsonl").read_text().splitlines()] == [
+        "x:tool:recent"]
