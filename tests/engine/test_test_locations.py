@@ -36,3 +36,15 @@ def test_records_show_and_pytest_place_each_test_on_its_definition(quickstart: P
     for case in cases.values():  # pytest writes the item's location: file, and line counted from 0
         name = case.get("name", "").rpartition("::")[2]
         assert (case.get("file"), case.get("line")) == ("agents.py", str(lines[name] - 1)), name
+
+
+def test_where_a_test_is_built_is_no_part_of_its_value(tmp_path) -> None:
+    from open_agent_compiler.model.core.test_model import ToolTest
+
+    first = ToolTest(name="t", input={"a": 1})
+    second = ToolTest(name="t", input={"a": 1})
+    assert first.defined_at != second.defined_at and first.defined_at[0] == __file__
+    assert first == second and dict(first) == dict(second)
+    assert first.model_dump() == second.model_dump() and "_oac_defined_at" not in first.model_dump_json()
+    assert ToolTest.model_validate_json(first.model_dump_json()) == first
+    assert first.model_copy().defined_at == first.defined_at

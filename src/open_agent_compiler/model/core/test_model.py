@@ -13,7 +13,7 @@ import sys
 import pydantic
 from typing import Annotated, Any, Literal, get_args
 
-from pydantic import Field, PrivateAttr, SerializeAsAny, field_validator, model_validator
+from pydantic import Field, SerializeAsAny, field_validator, model_validator
 
 from open_agent_compiler.model.core.base import Frozen
 from open_agent_compiler.model.core.evaluator import Evaluator, FactSpec  # noqa: F401  (FactSpec: public path)
@@ -38,17 +38,20 @@ def defining_line() -> tuple[str, int] | None:
     return None
 
 
-class _TestBase(Frozen):
-    # where the test was constructed (not part of its value, key or dump): records, annotations, JUnit, pytest
-    _defined_at: tuple[str, int] | None = PrivateAttr(default=None)
+_DEFINED_AT = "_oac_defined_at"
 
+
+class _TestBase(Frozen):
     def model_post_init(self, context: Any, /) -> None:
         super().model_post_init(context)
-        self._defined_at = defining_line()
+        # where the test was constructed, for records, annotations, JUnit and pytest: kept in `__dict__` under a
+        # name no field has, so it is no part of the test's value — not its dump, key, hash or equality (pydantic
+        # compares fields only when `__dict__`s differ; a private attribute would make equal tests unequal)
+        self.__dict__[_DEFINED_AT] = defining_line()
 
     @property
     def defined_at(self) -> tuple[str, int] | None:
-        return self._defined_at
+        return self.__dict__.get(_DEFINED_AT)
 
     name: str
     description: str = ""
