@@ -1,4 +1,5 @@
-"""examples/ci/github-actions.yml, run locally: its shard and merge steps' commands, as the matrix would run them."""
+"""examples/ci/github-actions.yml, run locally: its shard and merge steps' commands, as the matrix would run them
+(tests/shared_state/test_shipped_workflow.py runs it with shared state on PostgreSQL)."""
 
 import os
 import subprocess
@@ -30,13 +31,14 @@ def test_the_workflow_commands_shard_junit_annotate_and_merge(quickstart: Projec
         done = run_step(shard_script, quickstart.root, {**shared, "SHARD": str(shard), "GITHUB_ACTIONS": "true"})
         assert done.returncode in (0, 1), done.stdout + done.stderr
         assert (quickstart.root / "results" / f"junit-{shard}.xml").is_file()
-        if "echo-default-mock" in done.stdout:
-            assert done.returncode == 1
-            assert ("::error title=oac test tool%3Aecho-tool%3A%3Aecho-default-mock::tool:echo-tool::"
-                    "echo-default-mock: equals: 'from': expected \"nope\"") in done.stdout
-    merged = run_step(merge_script, quickstart.root, shared)
+        assert "::error" not in done.stdout  # annotations come once, from the merge
+    merged = run_step(merge_script, quickstart.root, {**shared, "GITHUB_ACTIONS": "true"})
     assert merged.returncode == 1 and summary_line(merged.stdout) == SUMMARY.format(5, 3, 1, 0, 1)
-    assert (quickstart.root / "results" / "all.jsonl").is_file()
+    line = next(n for n, text in enumerate((quickstart.root / "agents.py").read_text().splitlines(), 1)
+                if 'ToolTest(name="echo-default-mock"' in text)  # the annotation sits on its definition
+    assert (f"::error file=agents.py,line={line},title=oac test tool%3Aecho-tool%3A%3Aecho-default-mock::"
+            "tool:echo-tool::echo-default-mock: equals: 'from': expected \"nope\"") in merged.stdout
+    assert (quickstart.root / "history" / "all.jsonl").is_file()
     # the same as one unsharded run of the same project
     fresh = Project(quickstart.root.parent / "unsharded")
     subprocess.run(["cp", "-r", str(quickstart.root), str(fresh.root)], check=True)

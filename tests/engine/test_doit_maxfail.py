@@ -54,3 +54,19 @@ def test_maxfail_from_the_table_and_under_doit_n(quickstart: Project) -> None:
     spread = doit(proj, "-n", "2", "test", "-x")  # doit's process runner stops dispatching too
     assert spread.returncode == 1 and "oac: stopped after 1 failure (--maxfail 1)" in spread.stdout, \
         spread.stdout + spread.stderr
+
+
+def test_doit_test_takes_what_ci_gives_oac_test_as_command_line_variables(quickstart: Project) -> None:
+    """`doit test shard=K/N junit=PATH pipeline=ID`: the shards cover the tests once, each writes its JUnit."""
+    import xml.etree.ElementTree as ET
+
+    proj = two_failures(quickstart)
+    seen: list[str] = []
+    for shard in (1, 2, 3):
+        done = doit(proj, "test", f"shard={shard}/3", f"junit=junit-{shard}.xml", "pipeline=p7")
+        assert done.returncode in (0, 1, 2), done.stdout + done.stderr
+        suite = ET.parse(proj.root / f"junit-{shard}.xml").getroot()
+        seen += [case.get("name", "") for case in suite.iter("testcase")]
+    assert sorted(seen) == sorted(r["test_name"] for r in proj.records()) and len(seen) == 5
+    assert {r["pipeline"] for r in proj.records()} == {"p7"}
+    assert {r["shard"] for r in proj.records()} <= {"1/3", "2/3", "3/3"} and len({r["shard"] for r in proj.records()}) > 1

@@ -33,7 +33,7 @@ def test_suite_failures_count_flaky_tests_only_when_flaky_counts_as_fail(tmp_pat
         assert (suite.find("testcase[@name='k']/failure") is not None) == (flaky_as == "fail")
 
 
-def test_a_record_says_passed_only_for_a_pass() -> None:
+def test_a_record_says_passed_only_for_a_pass(tmp_path: Path) -> None:
     from types import SimpleNamespace
 
     from open_agent_compiler.tasks.records import build_record
@@ -42,7 +42,8 @@ def test_a_record_says_passed_only_for_a_pass() -> None:
     case = SimpleNamespace(kind="tool", name="t", target_name="echo", test=SimpleNamespace(access_profile=None),
                            mock_profile=None)
     plan = SimpleNamespace(by_id={"tool:echo::t": case}, run_id="r", keys={"tool:echo::t": "k"},
-                           options=SimpleNamespace(variant=None, dialect="opencode", config="prod"),
+                           options=SimpleNamespace(variant=None, dialect="opencode", config="prod", pipeline=None,
+                                                   shard=None), root=tmp_path,
                            keyer=SimpleNamespace(view_of=lambda _id: {"target": "t", "mocks": None, "invoker": None}),
                            model_name=lambda _case: None)
     for status, passed in (("pass", True), ("skipped", False), ("not_runnable", False), ("fail", False)):

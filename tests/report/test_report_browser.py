@@ -115,7 +115,9 @@ def test_report_in_headless_chromium(tmp_path: Path) -> None:
         browser.evaluate("document.getElementById('show-pass').click()")
 
         browser.evaluate("var f=document.getElementById('filter');f.value='';f.dispatchEvent(new Event('input'))")
-        browser.click("#tests tbody tr.test:nth-child(1) .name")  # the agent test's turns, for the screenshot
+        # the agent test's turns, for the screenshot (the failing test is listed first, the agent test next)
+        assert browser.evaluate(f"{rows}[1].querySelector('.name').textContent") == "three-turn-review"
+        browser.evaluate(f"{rows}[1].querySelector('.name').click()")
         turns = browser.evaluate("Array.from(document.querySelectorAll('ol.turns li')).map(function(e){return e.textContent})")
         assert turns == ["fetch-diff", "lint-py → lint-py", "post-comment"]
         assert browser.console_errors() == []

@@ -20,6 +20,7 @@ import pytest
 
 from open_agent_compiler.errors import OacError
 from open_agent_compiler.tasks.graph import TestPlan, retire
+from open_agent_compiler.tasks.pipeline import defined_in
 from open_agent_compiler.tasks.reporter import OacReporter
 from open_agent_compiler.tasks.stepped import SteppedRun
 from open_agent_compiler.tasks.settings import build_options
@@ -28,10 +29,11 @@ GREEN = "green: key unchanged since {}"
 
 
 class OacItem(pytest.Item):
-    def __init__(self, *, plugin: "OacPlugin", test_id: str, **kwargs: Any) -> None:
+    def __init__(self, *, plugin: "OacPlugin", test_id: str, line: int | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.plugin = plugin
         self.test_id = test_id
+        self.line = line  # 1-based line of the test's definition in `path` (None: unknown)
         self.lines: list[str] = []
 
     def runtest(self) -> None:
@@ -49,7 +51,7 @@ class OacItem(pytest.Item):
         return str(super().repr_failure(excinfo, style))
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
-        return self.path, 0, self.test_id
+        return self.path, None if self.line is None else self.line - 1, self.test_id  # pytest's lines are 0-based
 
 
 class OacTestFailed(Exception):
@@ -89,7 +91,9 @@ class OacPlugin:
         known: set[str] = set()
         items: list[pytest.Item] = []
         for case in self.plan.cases:
-            item = OacItem.from_parent(session, name=case.test_id, nodeid=case.test_id, path=where, plugin=self,
+            file, line = defined_in(case.test, self.plan.root)  # the test's own definition, where known
+            item = OacItem.from_parent(session, name=case.test_id, nodeid=case.test_id, plugin=self,
+                                       path=where if file is None else self.plan.root / file, line=line,
                                        test_id=case.test_id)
             for tag in case.test.tags:
                 if tag not in known:

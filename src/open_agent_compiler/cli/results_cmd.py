@@ -12,7 +12,7 @@ import click
 from open_agent_compiler.cli.errors import one_line_errors
 from open_agent_compiler.errors import OacError
 from open_agent_compiler.tasks.gc_tuning import fewer_collections
-from open_agent_compiler.history.views import History, first_failure, load_history, parse_since, summary
+from open_agent_compiler.history.views import History, _moment, first_failure, load_history, parse_since, summary
 from open_agent_compiler.history.index import index_place, load_indexed
 
 # Imported where used, not here: the project lookup (tasks.project), the merge and the record models
@@ -75,19 +75,38 @@ def _one_line(text: Any, width: int = 160) -> str:
     return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
+def _where(record: dict[str, Any]) -> str:
+    """` (file:line)` where the record says its test is defined, else ""."""
+    file, line = record.get("file"), record.get("line")
+    return f" ({file}:{line})" if isinstance(file, str) and isinstance(line, int) else ""
+
+
 def text_lines(history: History, top: int, since: str | None = None) -> list[str]:
+    from open_agent_compiler.history.pipelines import last_pipeline, pipelines
+
     last = history.last_run
-    lines = [f"oac results: {history.path}: {history.records} records, {len(history.runs)} runs"]
+    lines = [f"oac results: {history.path}: {history.records} records, {len(history.runs)} runs"
+             + (f", {len(pipelines(history))} pipelines" if last is not None else "")]
     if last is None:
         return lines + [f"no test records since {since}" if since else "no test records"]
-    counts = " ".join(f"{status}={count}" for status, count in last.counts.items())
-    lines.append(f"last run {last.run_id} ({last.finished}): {counts}; skipped green={last.skipped_green} "
-                 f"(saved {_seconds(last.saved_s)})")
-    failing = history.failing()
+    failing = history.failing()  # first: what a failing pipeline's reader looks for
     lines.append(f"failing ({len(failing)}):" if failing else "failing: none")
     for test in failing:
-        lines.append(f"  - {test.test_id} [{test.last.get('timestamp', '')}]: "
+        lines.append(f"  - {test.test_id}{_where(test.last)} [{test.last.get('timestamp', '')}]: "
                      f"{_one_line(first_failure(test.last.get('evidence')) or test.last.get('skip_reason') or '')}")
+    pipeline = last_pipeline(history)
+    assert pipeline is not None
+    counts = " ".join(f"{status}={count}" for status, count in pipeline.counts.items())
+    about = [f"{len(pipeline.runs)} run" + ("s" if len(pipeline.runs) > 1 else "")]
+    if pipeline.shards:
+        about.append("shards " + ",".join(pipeline.shards))
+    if pipeline.commits:
+        about.append("commit " + ",".join(commit[:12] for commit in pipeline.commits))
+    lines.append(f"last pipeline {pipeline.pipeline_id} ({'; '.join(about)}; finished {pipeline.finished}): "
+                 f"{counts}; failed here={len(pipeline.failing)}; skipped green={pipeline.skipped_green} "
+                 f"(saved {_seconds(pipeline.saved_s)})")
+    counts = " ".join(f"{status}={count}" for status, count in last.counts.items())
+    lines.append(f"last run {last.run_id} ({last.finished}): {counts}")
     flaky = history.flaky()
     lines.append(f"flaky, passed and failed under one key ({len(flaky)}):" if flaky else "flaky: none")
     for test in flaky:
@@ -119,7 +138,12 @@ def results(ctx: click.Context, results: Path | None, since: str | None, format_
         return
     history = read_history(results, since)
     if format_ == "json":
-        click.echo(json.dumps(summary(history, top), indent=2, ensure_ascii=False))
+        from open_agent_compiler.history.pipelines import last_pipeline
+
+        document = summary(history, top)
+        pipeline = last_pipeline(history)
+        document["last_pipeline"] = pipeline.as_dict() if pipeline else None
+        click.echo(json.dumps(document, indent=2, ensure_ascii=False))
     else:
         click.echo("\n".join(text_lines(history, top, since)))
 
@@ -127,10 +151,15 @@ def results(ctx: click.Context, results: Path | None, since: str | None, format_
 @results.command("merge")
 @click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("-o", "--output", type=click.Path(path_type=Path), help="Write the merged records here (JSONL).")
+@click.option("--junit", type=click.Path(path_type=Path, dir_okay=False),
+              help="Write the merged result as JUnit XML (one test case per test, with its file and line).")
+@click.option("--since", help="Keep only records from then on (7d, 12h, 30m, or an ISO date): bounds a history "
+              "carried from pipeline to pipeline.")
 @one_line_errors
-def merge_command(files: tuple[Path, ...], output: Path | None) -> None:
+def merge_command(files: tuple[Path, ...], output: Path | None, junit: Path | None, since: str | None) -> None:
     """Merge FILES (e.g. one per shard) and print the combined summary. Exit 1 when a test failed or the same
-    key both passed and failed (a conflict), else 0."""
+    key both passed and failed (a conflict), else 0. Under GitHub Actions (GITHUB_ACTIONS=true) each failure is
+    also printed as an annotation on the line that defines the test."""
     from open_agent_compiler import fsio
     from open_agent_compiler.history.merge import merge
     from open_agent_compiler.history.log import read_records
@@ -138,7 +167,8 @@ def merge_command(files: tuple[Path, ...], output: Path | None) -> None:
     for path in files:
         if not path.is_file():
             raise OacError(f"results file {path} does not exist")
-    merged = merge(list(read_records(path)) for path in files)
+    moment = parse_since(since) if since else None
+    merged = merge([record for record in read_records(path) if recent(record, moment)] for path in files)
     if output is not None:
         data = "".join(json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
                        for record in merged.records).encode("utf-8", "backslashreplace")
@@ -147,9 +177,62 @@ def merge_command(files: tuple[Path, ...], output: Path | None) -> None:
     for conflict in merged.conflicts:
         print(f"oac: conflict: {conflict.test_id} (config {conflict.config}) passed and failed under the same key "
               f"{conflict.key}", file=sys.stderr)
+    from open_agent_compiler.tasks.annotations import annotate
+    from open_agent_compiler.tasks.merged_view import MergedTally
+
+    tally = MergedTally(merged)
+    if junit is not None:
+        from open_agent_compiler.tasks.junit import write_junit
+
+        write_junit(Path(os.path.abspath(junit)), tally)
     print(merged.summary())
+    annotate(tally, sys.stdout)
     if merged.failures:
         print("Failures:")
         for test_id, message in merged.failures:
             print(f"  - {test_id}: {' '.join(message.split())}")
     sys.exit(1 if merged.failures or merged.conflicts else 0)
+
+
+def recent(record: dict[str, Any], moment: Any) -> bool:
+    """Whether `record` is from `moment` on (always, without one). A record whose time cannot be read is kept:
+    pruning never drops what it cannot date."""
+    if moment is None:
+        return True
+    stamp = _moment(record.get("timestamp"))
+    return stamp is None or stamp >= moment
+
+
+@results.command("prune")
+@click.option("--results", "results", type=click.Path(path_type=Path, dir_okay=False),
+              help="JSONL results file (default: [tool.oac] results, else .oac/test_results.jsonl).")
+@click.option("--older-than", "older_than", required=True, metavar="AGE",
+              help="Drop records older than this: 30d, 12h, 30m (a bare number is days), or an ISO date.")
+@one_line_errors
+def prune_command(results: Path | None, older_than: str) -> None:
+    """Drop the records older than AGE from the results file, in place (atomically): the history of a long-lived
+    CI cache stays bounded. Lines that are not records (a crashed writer's) and records without a readable time
+    are kept as they are."""
+    from open_agent_compiler import fsio
+
+    path = results_path(results)
+    if not path.is_file():
+        raise OacError(f"no results file at {path}")
+    moment = parse_since(f"{older_than.strip()}d" if older_than.strip().isdigit() else older_than)
+    kept: list[bytes] = []
+    dropped = 0
+    for raw in path.read_bytes().splitlines(keepends=True):
+        try:
+            record = json.loads(raw)
+        except ValueError:
+            kept.append(raw)
+            continue
+        if isinstance(record, dict) and not recent(record, moment):
+            dropped += 1
+        else:
+            kept.append(raw)
+    if dropped:
+        absolute = Path(os.path.abspath(path))
+        fsio.write_file(fsio.trusted_root(absolute), str(absolute), b"".join(kept), show=str(path))
+    click.echo(f"oac results prune: {path}: dropped {dropped} records older than {moment.isoformat()}, "
+               f"kept {len(kept)} lines")

@@ -1,6 +1,6 @@
 """The files `oac init` writes: a small project that passes `oac test` and `doit test` as it is.
 
-`__OAC_VERSION__` is replaced by the running oac's version."""
+`__OAC_PROJECT__` is replaced by the project's name (its folder's)."""
 
 FILES: dict[str, str] = {
     'agents.py': '''\
@@ -125,6 +125,7 @@ if __name__ == "__main__":
 ''',
     'pyproject.toml': """\
 [tool.oac]
+project = "__OAC_PROJECT__"   # the shared state's namespace: the same in every checkout, whatever its folder
 factory = "agents:registry"
 config = "dev"
 invoker = "scripted"   # agent tests play agents_scripts.py; --invoker opencode|claude|codex|pi runs a real harness
@@ -139,21 +140,105 @@ target = "build/opencode"
 from open_agent_compiler.tasks import DOIT_CONFIG, task_compile, task_test  # noqa: F401
 """,
     '.github/workflows/agents.yml': """\
+# The project's tests over a GitHub Actions matrix (docs/ci.md): three shards that share green state through
+# PostgreSQL, one merge job that writes the pipeline's JUnit, annotations and report, and carries the history.
+# Repository settings it reads: variables OAC_REQUIREMENT (how to install oac: a pinned requirement, a wheel URL
+# or a git URL) and, for shared state, OAC_STATE_URL (postgresql://user@host/db, no password) with the secret
+# OAC_STATE_PASSWORD. Without OAC_STATE_URL each shard keeps local state only: it runs every test of its shard.
 name: agents
+
 on: [push, pull_request]
+
+env:
+  FACTORY: agents:registry
+  CONFIG: dev
+  SHARDS: "3"
+  HISTORY_DAYS: "30"
+  OAC_REQUIREMENT: ${{ vars.OAC_REQUIREMENT }}
+
 jobs:
   test:
+    runs-on: ubuntu-latest
+    strategy:
+      fail-fast: false
+      matrix:
+        shard: [1, 2, 3]
+    env:
+      SHARD: ${{ matrix.shard }}
+      OAC_STATE_URL: ${{ vars.OAC_STATE_URL }}
+      PGPASSWORD: ${{ secrets.OAC_STATE_PASSWORD }}
+    steps:
+      - uses: actions/checkout@v4
+      - uses: actions/setup-python@v5
+        with:
+          python-version: "3.12"
+      - name: Install oac
+        run: |
+          if [ -z "$OAC_REQUIREMENT" ]; then
+            echo "::error::set the repository variable OAC_REQUIREMENT to how this project installs oac"
+            exit 1
+          fi
+          pip install "$OAC_REQUIREMENT"
+      # every shard reads the same history (the last merge's), so --shard-by duration splits alike everywhere
+      - uses: actions/cache/restore@v4
+        with:
+          path: history
+          key: oac-history-${{ github.ref_name }}-${{ github.run_id }}-${{ github.run_attempt }}
+          restore-keys: oac-history-${{ github.ref_name }}-
+      - name: Run shard
+        run: |
+          mkdir -p results history
+          touch history/all.jsonl
+          cp history/all.jsonl "results/shard-$SHARD.jsonl"
+          GITHUB_ACTIONS=false oac test "$FACTORY" --config "$CONFIG" --shard "$SHARD/$SHARDS" --shard-by duration \\
+            --results "results/shard-$SHARD.jsonl" --junit "results/junit-$SHARD.xml"
+      - uses: actions/upload-artifact@v4
+        if: always()
+        with:
+          name: oac-results-${{ matrix.shard }}
+          path: results/
+
+  merge:
+    needs: test
+    if: always()
     runs-on: ubuntu-latest
     steps:
       - uses: actions/checkout@v4
       - uses: actions/setup-python@v5
         with:
           python-version: "3.12"
-      # how this project gets oac (a pinned requirement, a wheel or a git URL): set OAC_REQUIREMENT
-      - run: pip install "${OAC_REQUIREMENT:-oac-toolkit==__OAC_VERSION__}"
-        env:
-          OAC_REQUIREMENT: ${{ vars.OAC_REQUIREMENT }}
-      - run: oac test        # capability, tool and agent tests (scripted model: no keys, no network)
-      - run: oac compile --check   # fails, listing the files, when the committed build/ is not up to date
+      - name: Install oac
+        run: pip install "$OAC_REQUIREMENT"
+      - name: Compiled output is current
+        run: oac compile --check   # fails, listing the files, when the committed build/ is not up to date
+      - uses: actions/download-artifact@v4
+        with:
+          pattern: oac-results-*
+          path: results
+          merge-multiple: true
+      # one summary, JUnit file and annotation per failing test for the whole pipeline; the history kept is the
+      # last HISTORY_DAYS days
+      - name: Merge shard results
+        run: |
+          mkdir -p history
+          oac results merge results/shard-*.jsonl --since "${HISTORY_DAYS}d" -o history/all.jsonl \\
+            --junit results/junit.xml
+      - name: Report
+        if: always()
+        run: |
+          oac results --results history/all.jsonl
+          oac report --results history/all.jsonl -o results/report.html
+      - uses: actions/cache/save@v4
+        if: always()
+        with:
+          path: history
+          key: oac-history-${{ github.ref_name }}-${{ github.run_id }}-${{ github.run_attempt }}
+      - uses: actions/upload-artifact@v4
+        if: always()
+        with:
+          name: oac-pipeline
+          path: |
+            results/junit.xml
+            results/report.html
 """,
 }

@@ -16,7 +16,8 @@ from open_agent_compiler.testing.discovery import closest
 from open_agent_compiler.history.scan import read_log, scan
 
 _FIELDS = ("status", "test_kind", "target_name", "config", "dialect", "variant", "mock_profile", "model", "invoker",
-           "score", "duration_s", "timestamp", "run_id", "skip_reason", "repeat", "repeats", "flaky")
+           "score", "duration_s", "timestamp", "run_id", "skip_reason", "repeat", "repeats", "flaky", "pipeline", "shard",
+           "commit")
 _KEYS = ("composite_hash", "agent_state_hash", "mock_set_hash")
 
 
@@ -66,6 +67,8 @@ def show_command(test_id: str, results: Path | None, config: str | None, format_
         print(json.dumps({"record": last, "green_key_parts": parts}, indent=1, ensure_ascii=False))
         sys.exit(0)
     print(test_id)
+    if isinstance(last.get("file"), str) and isinstance(last.get("line"), int):
+        print(f"  defined at: {last['file']}:{last['line']}")
     for field in _FIELDS:
         if last.get(field) is not None:
             print(f"  {field}: {last[field]}")

@@ -75,6 +75,8 @@ def _maxfail(ctx: click.Context, param: click.Parameter, value: Any) -> None:
 @click.option("--shard", metavar="K/N", help="Run only shard K of N (a stable partition by the hash of the test id).")
 @click.option("--shard-by", type=click.Choice(["hash", "duration"]),
               help="duration: balance agent tests over the shards by their recorded durations.")
+@click.option("--pipeline", metavar="ID", help="The CI pipeline this run is part of (default: GitHub's run id and "
+              "attempt, GitLab's pipeline id); `oac results`/`oac report` total a pipeline across its shards.")
 @click.option("--repeat", type=int, metavar="N", help="Run each selected test N times (no green skip); flaky "
               "tests are reported with pass@k / pass^k.")
 @click.option("--flaky-as", type=click.Choice(["pass", "fail"]), help="What a flaky test counts as (default fail).")
@@ -94,7 +96,7 @@ def test_command(factory: str | None, config: str | None, dialect: tuple[str, ..
                  markers: str | None = None, last_failed: bool | None = None, durations: int | None = None,
                  shard: str | None = None, shard_by: str | None = None, repeat: int | None = None,
                  flaky_as: str | None = None, list_: bool = False, format_: str = "text",
-                 record: str | None = None, watch: bool = False) -> None:
+                 record: str | None = None, watch: bool = False, pipeline: str | None = None) -> None:
     """Run the tests of FACTORY (module:callable returning an AgentRegistry) for one config."""
     options = build_options(Path.cwd(), {
         "factory": factory, "config": config, "dialect": _one(dialect, "--dialect"), "results": results,
@@ -104,6 +106,7 @@ def test_command(factory: str | None, config: str | None, dialect: tuple[str, ..
         "require_shared_state": require_shared_state, "keyword": keyword, "markers": markers,
         "last_failed": last_failed, "maxfail": click.get_current_context().meta.get("oac_maxfail"),
         "durations": durations, "shard": shard, "shard_by": shard_by, "repeat": repeat, "flaky_as": flaky_as,
+        "pipeline": pipeline,
     })
     if watch:
         if list_:

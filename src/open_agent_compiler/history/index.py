@@ -35,7 +35,7 @@ from open_agent_compiler.history.views import History, HistoryFold, build_histor
 from open_agent_compiler.history.scan import Scanned, scan, warning
 
 INDEX_DIR = "results-index"
-_MAGIC = b"oac-results-index 2\n"
+_MAGIC = b"oac-results-index 3\n"  # 3: a run keeps where its first line is
 # marshal's format is the interpreter's: an index written by another Python is rebuilt, not misread
 _PYTHON = f"{sys.implementation.cache_tag} marshal {marshal.version}"
 _DIGEST = 16

@@ -116,6 +116,13 @@ class TestRecord(BaseModel):
     # `--repeat N`, the test's one summary record after its N runs: runs, passes, pass_rate, pass_at_k, pass_hat_k
     repeats: dict[str, Any] | None = None
     flaky: bool | None = None  # it both passed and failed in its repeats
+    # where the test is defined: its file relative to the project root, the line of its ToolTest/CapabilityTest/
+    # AgentTest construction (None: unknown, e.g. built by a loop in library code, or an older record)
+    file: str | None = None
+    line: int | None = None
+    pipeline: str | None = None  # the CI pipeline of the run (tasks.pipeline); None: the run is its own
+    shard: str | None = None  # `K/N` of a sharded run
+    commit: str | None = None  # the commit under test
 
     @classmethod
     def of_fields(cls, fields: dict[str, Any]) -> "TestRecord":

@@ -9,7 +9,7 @@ import re
 from datetime import datetime
 from typing import Any
 
-from open_agent_compiler.history.views import STATUSES, History, TestHistory
+from open_agent_compiler.history.views import STATUSES, History, TestHistory, first_failure
 
 MAX_POINTS = 60  # per test: the latest records drawn in its status strip and duration trend
 MAX_EVIDENCE = 2000  # characters of one evaluator's evidence kept in the page
@@ -103,8 +103,25 @@ def report_data(history: History) -> dict[str, Any]:
         "saved": round(history.saved_s, 3),
         "runs": [[run.run_id, run.finished, *(run.counts[s] for s in STATUSES), run.skipped_green,
                   round(run.saved_s, 3), round(run.duration_s, 3)] for run in history.runs],
-        "tests": [_test_data(test) for test in sorted(history.tests.values(), key=lambda t: t.test_id)],
+        # failing tests first: a failing pipeline's reader finds them on the first screen
+        "tests": [_test_data(test) for test in sorted(history.tests.values(),
+                                                      key=lambda t: (t.status != "fail", t.test_id))],
+        "pipeline": _pipeline_data(history),
     }
+
+
+def _pipeline_data(history: History) -> dict[str, Any] | None:
+    """The latest pipeline (its shards totalled, `history.pipelines`) for the page's headline."""
+    from open_agent_compiler.history.pipelines import last_pipeline  # a seam: pipelines reads history.views
+
+    pipeline = last_pipeline(history)
+    if pipeline is None:
+        return None
+    return {"id": pipeline.pipeline_id, "shards": pipeline.shards, "commits": pipeline.commits,
+            "finished": pipeline.finished, "counts": [pipeline.counts[s] for s in STATUSES],
+            "skipped_green": pipeline.skipped_green, "saved": round(pipeline.saved_s, 3),
+            "failed": [[test.test_id, test.name, first_failure(test.last.get("evidence")), test.last.get("file"),
+                        test.last.get("line")] for test in pipeline.failing]}
 
 
 def render(history: History, coverage: dict[str, Any] | None = None) -> str:
@@ -141,6 +158,7 @@ th{text-align:left;background:#f4f6f9;position:sticky;top:0}
 <h1>oac test report</h1>
 <div class="meta" id="meta"></div>
 <div class="cards" id="cards"></div>
+<div id="failing"></div>
 <h2>Runs</h2>
 <div id="runchart"></div>
 <table id="runs"><thead><tr><th>run</th><th>finished</th><th class="num">pass</th><th class="num">fail</th>
@@ -176,7 +194,19 @@ th{text-align:left;background:#f4f6f9;position:sticky;top:0}
   document.getElementById("meta").textContent = D.results + " \\u2014 " + D.records + " records, " + runs.length + " runs, " + D.tests.length + " tests; generated " + D.generated;
   var cards = document.getElementById("cards");
   function card(label, value) { var c = el("div", null, "card"); c.appendChild(el("b", value)); c.appendChild(el("span", label)); cards.appendChild(c); }
-  if (last) { card("passed, last run", last[2]); card("failed, last run", last[3]); card("skipped green, last run", last[6]); }
+  var P = D.pipeline;
+  if (P) {
+    card("failed, last pipeline", P.counts[1]); card("passed, last pipeline", P.counts[0]);
+    card("skipped green, last pipeline", P.skipped_green); card("time saved, last pipeline", secs(P.saved));
+    var where = document.getElementById("failing");
+    where.appendChild(el("div", "pipeline " + P.id + (P.shards.length ? " \u2014 shards " + P.shards.join(", ") : "") + (P.commits.length ? " \u2014 commit " + P.commits.join(", ").slice(0, 40) : "") + " \u2014 finished " + P.finished, "meta"));
+    if (P.failed.length) {
+      where.appendChild(el("h2", "Failed in the last pipeline (" + P.failed.length + ")"));
+      var ul = el("ul");
+      P.failed.forEach(function (f) { var li = el("li", null, "failed-test"); li.appendChild(badge("fail")); li.appendChild(el("b", " " + f[1])); li.appendChild(el("span", " " + f[0] + (f[3] ? " (" + f[3] + ":" + f[4] + ")" : "") + ": " + f[2], "ev ev-fail")); ul.appendChild(li); });
+      where.appendChild(ul);
+    }
+  } else if (last) { card("passed, last run", last[2]); card("failed, last run", last[3]); card("skipped green, last run", last[6]); }
   card("flaky tests", D.tests.filter(function (t) { return t.flaky; }).length);
   card("time saved by skipping", secs(D.saved));
   // runs: stacked bars (pass, fail, skipped, not runnable) and a table of the latest 100

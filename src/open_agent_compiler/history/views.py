@@ -72,6 +72,10 @@ class Run:
     duration_s: float = 0.0
     skipped_green: int = 0  # tests green before this run and not recorded in it (see the module docstring)
     saved_s: float = 0.0  # the last green durations of those tests
+    first: tuple[int, int] = (0, 0)  # where its first record's line is in the log (its pipeline, shard, commit)
+    pipeline: str | None = None  # of its first record: the CI pipeline (None: the run is its own), `K/N`, commit
+    shard: str | None = None
+    commit: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {"run_id": self.run_id, "started": self.started, "finished": self.finished, "counts": self.counts,
@@ -176,7 +180,10 @@ class History:
 
     @property
     def saved_s(self) -> float:
-        return sum(run.saved_s for run in self.runs)
+        """Time green skips saved, pipeline by pipeline (`history.pipelines`: shards are not skips of each other)."""
+        from open_agent_compiler.history.pipelines import saved_total  # a seam: pipelines reads this module
+
+        return saved_total(self)
 
 
 class LineSource(Protocol):
@@ -235,7 +242,8 @@ class HistoryFold:
                 known = run_of.get(run_id)
                 if known is None:
                     seen_by_run[run_id] = set()
-                    known = run_of[run_id] = Run(run_id=_text(run_id), index=len(runs), started=_text(stamp))
+                    known = run_of[run_id] = Run(run_id=_text(run_id), index=len(runs), started=_text(stamp),
+                                                 first=(start, end))
                     # every test green when the run starts counts as skipped until the run records it
                     known.skipped_green, known.saved_s = len(green), sum(green.values())
                     runs.append(known)
@@ -274,7 +282,11 @@ class HistoryFold:
         finished = dict(self.finished)
         for run in self.runs:
             done = Run(run_id=run.run_id, index=run.index, started=run.started, counts=dict(run.counts),
-                       duration_s=run.duration_s, skipped_green=run.skipped_green, saved_s=run.saved_s)
+                       duration_s=run.duration_s, skipped_green=run.skipped_green, saved_s=run.saved_s,
+                       first=run.first)
+            first = _decoded(data[run.first[0]:run.first[1]]) if run.first[1] else {}
+            done.pipeline, done.shard, done.commit = (
+                value if isinstance(value := first.get(name), str) else None for name in ("pipeline", "shard", "commit"))
             history.runs.append(done)
         if self.current_id is not None:
             current = history.runs[self.run_of[self.current_id].index]
@@ -296,8 +308,8 @@ class HistoryFold:
 
     def dump(self) -> tuple[Any, ...]:
         """The state as plain values (bytes, str, numbers, tuples, lists, dicts: what `marshal` stores)."""
-        runs = [(run_id, run.started, tuple(run.counts.values()), run.duration_s, run.skipped_green, run.saved_s)
-                for run_id, run in self.run_of.items()]
+        runs = [(run_id, run.started, tuple(run.counts.values()), run.duration_s, run.skipped_green, run.saved_s,
+                 run.first) for run_id, run in self.run_of.items()]
         return (runs, self.green, self.finished, self.tests, self.current_id, self.ran_s, self.last_stamp)
 
     @classmethod
@@ -305,9 +317,9 @@ class HistoryFold:
         """The fold `dump` gave `state`; its lists are taken, not copied."""
         runs, green, finished, tests, current_id, ran_s, last_stamp = state
         fold = cls()
-        for index, (run_id, started, counts, duration_s, skipped_green, saved_s) in enumerate(runs):
+        for index, (run_id, started, counts, duration_s, skipped_green, saved_s, first) in enumerate(runs):
             run = Run(run_id=_text(run_id), index=index, started=started, counts=dict(zip(STATUSES, counts)),
-                      duration_s=duration_s, skipped_green=skipped_green, saved_s=saved_s)
+                      duration_s=duration_s, skipped_green=skipped_green, saved_s=saved_s, first=tuple(first))
             fold.runs.append(run)
             fold.run_of[run_id] = run
         fold.green, fold.finished, fold.tests = green, finished, tests

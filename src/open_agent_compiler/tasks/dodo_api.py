@@ -35,7 +35,7 @@ def task_test() -> Iterator[dict[str, Any]]:
     gc.set_threshold(*RUN_THRESHOLDS)  # the whole doit process is one run: see gc_tuning
     zygote.start()
     try:
-        plan = TestPlan(build_options(Path.cwd(), {}))
+        plan = TestPlan(build_options(Path.cwd(), command_line_values()))
     except NothingSelected as exc:  # `doit test` fails saying so; the dodo's other tasks (`doit compile`) still load
         yield {"basename": "test", "doc": "oac tests (none selected)", "verbosity": 0,
                "actions": [(_nothing_to_test, [str(exc)])]}
@@ -48,6 +48,23 @@ def task_test() -> Iterator[dict[str, Any]]:
         if task.name == TEST_GROUP:  # `doit test -x` / `doit test --maxfail N`: the group's own parameters
             task.params = STOP_PARAMS
         yield task
+
+
+# what CI gives `oac test` as options, given to `doit test` as doit's command-line variables (`doit test shard=1/3
+# junit=results/junit.xml`): read while the dodo loads, before the graph is built (a task parameter is parsed after
+# it, too late to choose the tests)
+COMMAND_LINE_VALUES = ("shard", "shard_by", "junit", "results", "pipeline")
+
+
+def command_line_values() -> dict[str, Any]:
+    from doit import get_var
+
+    found: dict[str, Any] = {}
+    for name in COMMAND_LINE_VALUES:
+        value = get_var(name)
+        if value:
+            found[name] = Path(value) if name in ("junit", "results") else value
+    return found
 
 
 STOP_PARAMS = (

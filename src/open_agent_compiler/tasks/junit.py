@@ -15,10 +15,15 @@ def write_junit(path: Path, tally: Any) -> None:
     # not_runnable tests did not run: CI shows them as skipped, never as passed
     suite = ET.Element("testsuite", name="oac", tests=str(len(tally.rows)), failures=str(tally.failed + flaky_fails),
                        skipped=str(tally.skipped + tally.not_runnable), errors=str(len(tally.errors)))
+    where: dict[str, tuple[str, int]] = getattr(tally, "where", {})
     for test_id, name, status, duration, message in tally.rows:
         test_id, name, message = xml_safe(test_id), xml_safe(name), xml_safe(message)  # evidence may hold \x1b
         classname, _, _ = test_id.partition("::")
         case = ET.SubElement(suite, "testcase", classname=classname, name=name, time=f"{duration:.6f}")
+        place = where.get(test_id)
+        if place is not None:  # where the test is defined (the attributes pytest's and most CI readers know)
+            case.set("file", xml_safe(place[0]))
+            case.set("line", str(place[1]))
         if status == "flaky":  # it both passed and failed over its --repeat runs
             properties = ET.SubElement(case, "properties")
             ET.SubElement(properties, "property", name="flaky", value="true")

@@ -6,6 +6,7 @@ Only `compile` and `key` touch caches (the render memo, the key cache, the state
 they do it at their edges: read before, write after, never in the middle of the computation.
 """
 
+import sys
 import tomllib
 from collections.abc import Callable
 from pathlib import Path
@@ -192,12 +193,26 @@ def project_name(options: TestOptions) -> str:
     return name if isinstance(name, str) and name else options.root.name
 
 
+def _named_in_pyproject(options: TestOptions) -> bool:
+    try:
+        with open(options.root / PYPROJECT, "rb") as handle:
+            name = tomllib.load(handle).get("project", {}).get("name")
+    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError, AttributeError):
+        return False
+    return isinstance(name, str) and bool(name)
+
+
 def shared_session(options: TestOptions, prefix: str) -> SharedSession | None:
     """The run's shared state, connecting and reading the outcomes of the tasks named `prefix`… in the
     background; `open` it with the planned tasks (None: the state is local only)."""
     if options.state is None:
         return None
-    return SharedSession(options.state, project_name(options), options.state_db,
+    name = project_name(options)
+    if not options.project and name == options.root.name and not _named_in_pyproject(options):
+        # checkouts in differently named folders would share nothing, silently: said once, at the run's start
+        print(f"oac: note: the shared state's project name {name!r} is this folder's name; set [tool.oac] "
+              f"project (or [project] name) so that checkouts in other folders share it", file=sys.stderr)
+    return SharedSession(options.state, name, options.state_db,
                          required=options.require_shared_state).start(prefix)
 
 

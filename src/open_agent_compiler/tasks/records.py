@@ -16,6 +16,7 @@ from pydantic_core import PydanticSerializationError
 
 from open_agent_compiler.errors import OacError, ResultsError
 from open_agent_compiler.tasks import backend
+from open_agent_compiler.tasks.pipeline import defined_in, run_stamp
 from open_agent_compiler.history.log import ResultsLog, TestOutcome, TestRecord
 from open_agent_compiler.keys.record_hash import composite_hash
 
@@ -87,6 +88,8 @@ def build_record(plan: "TestPlan", test_id: str, outcome: TestOutcome, finished:
     """`parts`: the test's key parts as saved (`plan.keyer.view_of(test_id)`), when the caller has them."""
     case = plan.by_id[test_id]
     parts = parts or plan.keyer.view_of(test_id)
+    pipeline, shard, commit = run_stamp(plan)
+    file, line = defined_in(case.test, plan.root)
     return TestRecord.of_fields(dict(  # built from our own typed values: no re-validation per test
         timestamp=finished, run_id=plan.run_id, test_id=test_id, test_kind=case.kind, test_name=case.name,
         target_name=case.target_name, status=outcome.status, passed=outcome.status == "pass", score=outcome.score,
@@ -96,7 +99,8 @@ def build_record(plan: "TestPlan", test_id: str, outcome: TestOutcome, finished:
         agent_state_hash=parts["target"], mock_set_hash=parts["mocks"], composite_hash=composite_hash(plan.keys[test_id]),
         evidence=[r.model_dump(mode="json") for r in outcome.evidence], skip_reason=outcome.skip_reason,
         invoker=parts["invoker"], turns=[list(calls) for calls in outcome.turns] if case.kind == "agent" else None,
-        repeat=repeat, repeats=repeats, flaky=flaky,
+        repeat=repeat, repeats=repeats, flaky=flaky, file=file, line=line, pipeline=pipeline, shard=shard,
+        commit=commit,
     ))
 
 

@@ -15,6 +15,7 @@ from open_agent_compiler.testing.xml_text import terminal_safe
 from open_agent_compiler.tasks.records import append_record, build_record, close_logs
 from open_agent_compiler.tasks.backend import OacStateDB
 from open_agent_compiler.tasks.annotations import annotate
+from open_agent_compiler.tasks.pipeline import defined_in
 from open_agent_compiler.tasks.repeats import Repeats
 from open_agent_compiler.tasks.tally_rows import Row, TallyRows
 from open_agent_compiler.tasks.graph import TEST_GROUP, TestPlan, active_plans, plan_for, retire
@@ -33,6 +34,7 @@ class RunTally:
         self.rows: TallyRows | list[Row] = TallyRows()  # (test id, name, status, duration, message) per test
         self.errors: list[str] = []
         self.kinds: dict[str, str] = {}  # test id → kind, for --durations
+        self.where: dict[str, tuple[str, int]] = {}  # test id → (file, line) it is defined at, when known
         self.flaky = 0
         self.repeats = False  # a --repeat run: the summary says how many were flaky
         self.flaky_as = "fail"
@@ -150,6 +152,9 @@ class OacReporter:
         verbose = plan.options.verbose
         tally = self.tally
         tally.kinds[test_id] = case.kind
+        file, line = defined_in(case.test, plan.root)
+        if file is not None and line is not None:
+            tally.where[test_id] = (file, line)
         message = ""
         if flaky:
             tally.flaky += 1

@@ -67,6 +67,7 @@ class TestOptions(BaseModel):
     last_failed: bool = False
     shard: str | None = Field(default=None, pattern=r"^\s*[0-9]+\s*/\s*[0-9]+\s*$")
     shard_by: Literal["hash", "duration"] = "hash"
+    pipeline: str | None = Field(default=None, pattern=r"^[\x21-\x7e]{1,200}$")  # else the CI's (tasks.pipeline)
     maxfail: int = Field(default=0, ge=0, strict=True)  # stop after this many failures (0: never; -x is 1)
     repeat: int = Field(default=1, ge=1, strict=True)  # run each selected test N times (tasks.repeats)
     flaky_as: Literal["pass", "fail"] = "fail"  # what a test that both passed and failed counts as

@@ -6,7 +6,11 @@
 - `AgentTest` (on `AgentDefinition.agent_tests`): a single- or multi-turn scenario run through an invoker.
 """
 
+import os
 import re
+import sys
+
+import pydantic
 from typing import Annotated, Any, Literal, get_args
 
 from pydantic import Field, SerializeAsAny, field_validator, model_validator
@@ -18,7 +22,37 @@ from open_agent_compiler.model.hashing import FAITHFUL, AnyValue
 Evaluators = tuple[SerializeAsAny[Evaluator], ...]
 
 
+# frames in these folders are not where a user built a test: this package, and pydantic (its validators)
+_OURS = (os.path.dirname(os.path.dirname(os.path.dirname(__file__))) + os.sep,
+         os.path.dirname(pydantic.__file__) + os.sep)
+
+
+def defining_line() -> tuple[str, int] | None:
+    """(absolute file, line) of the nearest caller outside this package and pydantic: where a test is built."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if not filename.startswith(_OURS) and not filename.startswith("<"):
+            return os.path.abspath(filename), frame.f_lineno
+        frame = frame.f_back  # type: ignore[assignment]
+    return None
+
+
+_DEFINED_AT = "_oac_defined_at"
+
+
 class _TestBase(Frozen):
+    def model_post_init(self, context: Any, /) -> None:
+        super().model_post_init(context)
+        # where the test was constructed, for records, annotations, JUnit and pytest: kept in `__dict__` under a
+        # name no field has, so it is no part of the test's value — not its dump, key, hash or equality (pydantic
+        # compares fields only when `__dict__`s differ; a private attribute would make equal tests unequal)
+        self.__dict__[_DEFINED_AT] = defining_line()
+
+    @property
+    def defined_at(self) -> tuple[str, int] | None:
+        return self.__dict__.get(_DEFINED_AT)
+
     name: str
     description: str = ""
     evaluators: Evaluators = ()
