@@ -19,6 +19,7 @@ from open_agent_compiler.model.registry import ResolvedConfig
 from open_agent_compiler.testing.discovery import TestCase
 from open_agent_compiler.testing.judges import uses_judge
 from open_agent_compiler.usercode import project_imports, reads
+from open_agent_compiler.usercode.project_imports import CHANGED_MARK, LINK_MARK, STAT_MARK
 from open_agent_compiler.testing.mocks import mock_source_files, reachable_mock_entries, resolve_mock
 
 # Bump when the meaning of a result changes (result schema, evaluator semantics): every green test re-runs.
@@ -48,6 +49,7 @@ class FileDigests:
         self._labels: dict[str, str] = {}
         self._full: dict[str, str] = {}
         self.module_files: dict[str, list[Path]] = {}  # module name → files importing it runs
+        self._run = os.urandom(6).hex()  # what a file changed during a test's run is keyed on, this run only
 
     def _resolved(self, key: str) -> str:
         """`(root / key).resolve()` as text, once per path a run: `os.path.realpath` is what `Path.resolve` calls,
@@ -61,6 +63,13 @@ class FileDigests:
         """A file's content digest; a path ending in "/" is a folder whose list of names was read."""
         key = str(path)
         cached = self._by_name.get(key)
+        if key.endswith(CHANGED_MARK):  # never equal to the next run's value: the test runs again
+            return f"changed while the test ran ({self._run})"
+        if cached is None and key.endswith((LINK_MARK, STAT_MARK)):  # (never cached across the run: cheap, rare)
+            plain = os.path.join(self.root, key[:-1])
+            if key.endswith(LINK_MARK):
+                return "link:" + reads.link_digest_input(plain) + ":" + self(key[:-1])
+            return "stat:" + reads.stat_digest_input(plain)
         if cached is None:
             folder = key.endswith("/")
             full = self._resolved(key)
@@ -81,6 +90,12 @@ class FileDigests:
         """The path relative to the project root (a folder keeps its trailing "/")."""
         key = str(path)
         label = self._labels.get(key)
+        if label is None and key.endswith(CHANGED_MARK):
+            label = self._labels[key] = self.label(key[:-1]) + " (changed while the test ran)"
+        if label is None and key.endswith((LINK_MARK, STAT_MARK)):  # the path as user code named it, not resolved
+            full = os.path.normpath(os.path.join(self.root, key[:-1]))
+            label = full[len(self._under_root):] if full.startswith(self._under_root) else full
+            label = self._labels[key] = label.replace(os.sep, "/") + key[-1]
         if label is None:
             full = self._resolved(key)
             if full.startswith(self._under_root):
