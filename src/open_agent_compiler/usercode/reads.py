@@ -155,8 +155,11 @@ def _hook(event: str, args: tuple) -> None:
         return
     if path is None:
         path = "."
-    if isinstance(path, int) or getattr(_busy, "on", False):
+    if getattr(_busy, "on", False):
         return
+    if isinstance(path, int):  # os.scandir(fd), os.fwalk: the folder the descriptor is open on
+        if prefix != DIR or (path := _fd_path(path)) is None:
+            return
     _busy.on = True  # the checks below stat and resolve paths: not user code's reads
     try:
         _note(prefix, path)
@@ -172,9 +175,9 @@ def _absolute(path: object) -> str | None:
         return None
 
 
-def _note(prefix: str, path: object) -> None:
+def _note(prefix: str, path: object, from_hook: bool = True) -> None:
     given = _absolute(path)
-    if given is None or _from_import_system(given, prefix == DIR):
+    if given is None or (from_hook and _from_import_system(given, prefix == DIR)):
         return
     found = project_path(given)
     linked = given != found and os.path.islink(given) and _inside(given)
@@ -237,6 +240,35 @@ def forget_read(paths: "list[str] | set[str]") -> None:
         seen_at_read.pop(path, None)
 
 
+def _fd_path(fd: int) -> str | None:
+    """The path a descriptor is open on (Linux's /proc; elsewhere unknown, and the read is not seen)."""
+    try:
+        return os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        return None
+
+
+def _watching_open(original: Any) -> Any:
+    def watched(path: Any, flags: int, *args: Any, dir_fd: int | None = None, **kwargs: Any) -> Any:
+        if dir_fd is None or not _active or getattr(_busy, "on", False) or in_own_open():
+            return original(path, flags, *args, dir_fd=dir_fd, **kwargs)
+        folder = _fd_path(dir_fd)  # the audit event names the path relative to the folder, which it does not give
+        if folder is not None and flags & os.O_ACCMODE != os.O_WRONLY and not isinstance(path, int):
+            _busy.on = True
+            try:
+                _note(READ, os.path.join(folder, os.fsdecode(path)), from_hook=False)
+            finally:
+                _busy.on = False
+        _busy.on = True
+        try:
+            return original(path, flags, *args, dir_fd=dir_fd, **kwargs)
+        finally:
+            _busy.on = False
+
+    watched.__wrapped__ = original  # type: ignore[attr-defined]
+    return watched
+
+
 def _watching_stat(original: Any) -> Any:
     def watched(path: Any, *args: Any, **kwargs: Any) -> Any:
         if _active and not kwargs.get("dir_fd") and not getattr(_busy, "on", False):
@@ -257,6 +289,7 @@ def install() -> None:
         sys.addaudithook(_hook)
         os.stat = _watching_stat(os.stat)  # no audit event for stat: os.path.exists/isfile/Path.exists call this
         os.lstat = _watching_stat(os.lstat)
+        os.open = _watching_open(os.open)  # os.open(name, dir_fd=fd): the event lacks the folder
         _installed = True
 
 
