@@ -18,19 +18,22 @@ from open_agent_compiler import (
     AgentDefinition, AgentHeader, AgentRegistry, CompilationConfig, EqualsEvaluator, MockResponse,
     TemplateSlot, TemplateTree, ToolDefinition, ToolDefinitionHeader, ToolTest,
 )
-import mockmod
+import m_setting
+import helper2  # imported before any test runs: importlib.import_module then fires no event at all
 import pkg2.helper  # imported before any test runs: `from . import helper` later finds it in sys.modules
 
 CALLS = ["cached", "cached", "dynamic", "dynamic", "linked", "package_data", "setting", "flag", "walked",
-         "relative_fd", "livemod:live", "sibling", "walk_project", "pkg2.mock:relative"]
+         "relative_fd", "live", "sibling", "walk_project", "pkg2.mock:relative", "dynamic_known",
+         "dynamic_low", "dynamic_low"]
 
 
 def registry():
     with open("settings.txt") as f:  # into a global a mock returns: read by the factory, used by a test
-        mockmod.SETTINGS = f.read().strip()
+        m_setting.SETTINGS = f.read().strip()
     tools = []
     for i, call in enumerate(CALLS):
-        spec = call if ":" in call else f"mockmod:{call}"
+        spec = call if ":" in call else f"m_{call}:{call}"  # one module per pattern: what a module read counts
+        # for every test that reaches the module
         tools.append(ToolDefinition(
             header=ToolDefinitionHeader(name=f"t{i}", description="d"),
             mock=MockResponse(kind="callable", callable_spec=spec),
@@ -39,15 +42,9 @@ def registry():
     return one_agent(tools)
 ''' + ONE_AGENT
 
-MOCKMOD = '''
-import functools
-import importlib
-import os
-import pkgutil
+HEADER = "import functools\nimport importlib\nimport os\nimport pkgutil\n\nSETTINGS = None\n"
 
-SETTINGS = None
-
-
+MOCKS = '''
 @functools.lru_cache
 def _fixtures():
     with open("fixtures.json") as f:
@@ -60,6 +57,14 @@ def cached(payload):
 
 def dynamic(payload):
     return {"v": importlib.import_module("helper").V}
+
+
+def dynamic_known(payload):
+    return {"v": importlib.import_module("helper2").V}
+
+
+def dynamic_low(payload):  # neither builtins.__import__ nor importlib.import_module
+    return {"v": importlib.__import__("helper3").V}
 
 
 def linked(payload):
@@ -81,6 +86,14 @@ def flag(payload):
 
 def walked(payload):
     return {"v": str(sum(len(files) for _, _, files, _ in os.fwalk("tree")))}
+
+
+def live(payload):
+    with open("live.txt") as f:
+        value = f.read().strip()
+    with open("live.txt", "w") as f:  # an edit made while the test runs, after its read
+        f.write("2")
+    return {"v": value}
 
 
 def relative_fd(payload):
@@ -109,9 +122,10 @@ def walk_project(payload):
 
 FILES = {
     "agents.py": AGENTS,
-    "mockmod.py": MOCKMOD,
     "fixtures.json": "1\n",
     "helper.py": 'V = "1"\n',
+    "helper2.py": 'V = "1"\n',
+    "helper3.py": 'V = "1"\n',
     "data/v1.txt": "1\n",
     "data/v2.txt": "2\n",
     "pkg/__init__.py": "",
@@ -119,18 +133,17 @@ FILES = {
     "settings.txt": "1\n",
     "tree/x.txt": "1\n",
     "live.txt": "1",
-    "livemod.py": """
-def live(payload):  # (its own module: what a module read counts for every test that reaches the module)
-    with open("live.txt") as f:
-        value = f.read().strip()
-    with open("live.txt", "w") as f:  # an edit made while the test runs, after its read
-        f.write("2")
-    return {"v": value}
-""",
     "pkg2/__init__.py": "",
     "pkg2/helper.py": 'V = "1"\n',
     "pkg2/mock.py": "def relative(payload):\n    from . import helper\n    return {'v': helper.V}\n",
 }
+
+for _text in MOCKS.strip().split("\n\n\n"):  # one module per function (the cache helper goes with `cached`)
+    _name = _text.partition("def ")[2].partition("(")[0]
+    if _name == "_fixtures":
+        _cache = _text
+        continue
+    FILES[f"m_{_name}.py"] = HEADER + "\n\n" + (_cache + "\n\n\n" if _name == "cached" else "") + _text + "\n"
 
 
 @pytest.fixture(scope="module")
@@ -183,15 +196,18 @@ def repoint(proj: Project) -> None:
 
 
 DEFECTS: dict[str, tuple[list[str], Callable[[Project], None]]] = {
-    "1 lru_cache read, second test": (["t0-cached", "t1-cached"], lambda p: p.write("fixtures.json", "2\n")),
-    "2 import_module of an imported helper": (["t2-dynamic", "t3-dynamic"], lambda p: p.write("helper.py", 'V = "2"\n')),
-    "3 symlink re-pointed": (["t4-linked"], repoint),
-    "4 pkgutil.get_data": (["t5-package_data"], lambda p: p.write("pkg/data.txt", "2\n")),
-    "5 factory global": (["t6-setting"], lambda p: p.write("settings.txt", "2\n")),
-    "7 fwalk listing": (["t8-walked"], lambda p: p.write("tree/sub/new.txt", "")),
-    "7 open relative to a folder fd": (["t9-relative_fd"], lambda p: p.write("tree/x.txt", "2\n")),
-    "8 existence check": (["t7-flag"], lambda p: p.write("flags/off", "")),
-    "survivor: from . import helper": (["t13-relative"], lambda p: p.write("pkg2/helper.py", 'V = "2"\n')),
+    "d1_lru_cache_second_test": (["t0-cached", "t1-cached"], lambda p: p.write("fixtures.json", "2\n")),
+    "d2_import_module_second_test": (["t2-dynamic", "t3-dynamic"], lambda p: p.write("helper.py", 'V = "2"\n')),
+    "d2_import_module_registry_first": (["t14-dynamic_known"],
+                                                           lambda p: p.write("helper2.py", 'V = "2"\n')),
+    "d2_importlib_dunder_import": (["t15-dynamic_low", "t16-dynamic_low"], lambda p: p.write("helper3.py", 'V = "2"\n')),
+    "d3_symlink_repointed": (["t4-linked"], repoint),
+    "d4_pkgutil_get_data": (["t5-package_data"], lambda p: p.write("pkg/data.txt", "2\n")),
+    "d5_factory_global": (["t6-setting"], lambda p: p.write("settings.txt", "2\n")),
+    "d7_fwalk_listing": (["t8-walked"], lambda p: p.write("tree/sub/new.txt", "")),
+    "d7_open_dir_fd": (["t9-relative_fd"], lambda p: p.write("tree/x.txt", "2\n")),
+    "d8_exists": (["t7-flag"], lambda p: p.write("flags/off", "")),
+    "survivor_relative_import": (["t13-relative"], lambda p: p.write("pkg2/helper.py", 'V = "2"\n')),
 }
 
 
