@@ -133,6 +133,7 @@ class KeyParts(SharedFieldsSet):
     invoker: str | None = None  # who ran an agent test (name, harness version, model, script digest)
     judge: str | None = None  # who judges its llm_judge evaluators (see testing.judges)
     hermetic: bool | None = None  # set where the test would run a real handler: a pass without --hermetic is not one with it
+    factory: str | None = None  # what the registry factory read (a global it filled may answer any test)
 
     def key(self) -> str:
         """`digest(self)`, from its field values as they are: `model_dump(mode="python")` of these plain
@@ -281,13 +282,20 @@ def declared_inputs(patterns: Sequence[str], files: FileDigests) -> dict[str, st
     return parts
 
 
+def factory_digest(files: FileDigests) -> str | None:
+    """One digest over what the registry factory read while it loaded and ran (None: it read nothing): a part
+    of every key, the same for all, so the key cache keeps serving it."""
+    paths = project_imports.files_of(project_imports.factory_reads())
+    return digest(sorted((files.label(path), files(path)) for path in paths)) if paths else None
+
+
 def key_parts(case: TestCase, *, resolved: ResolvedConfig, files: FileDigests, artifact_digests: dict[str, str],
               dialect: str, variant: str | None, hermetic: bool = False, discovered: Sequence[str] = (),
-              invoker: str | None = None, judge: str | None = None) -> KeyParts:
+              invoker: str | None = None, judge: str | None = None, factory: str | None = None) -> KeyParts:
     """`discovered`: project files the test's last pass loaded (handler / mock imports), folded in like a depfile."""
     definition = digest(case.test)
     common = {"access_profile": case.test.access_profile, "variant": variant,
-              "judge": judge if uses_judge(case.test) else None}
+              "judge": judge if uses_judge(case.test) else None, "factory": factory}
     found = {files.label(p): files(p) for p in discovered}
     turns = case.test.turns if isinstance(case.test, AgentTest) else ()  # (getattr of a missing field: ~10 µs)
     found.update(evaluator_files([*case.test.evaluators, *(e for turn in turns for e in turn.evaluators)], files))

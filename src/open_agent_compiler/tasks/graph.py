@@ -542,7 +542,6 @@ def _run(plan: TestPlan, case: TestCase) -> tuple[TestOutcome, list[str]]:
                                   skip_reason=f"user code raised {type(exc).__name__}: {exc}",
                                   duration_s=time.perf_counter() - started)
     loaded.update(_mock_modules(plan, case))  # imported before (e.g. by the registry): its recorded edges count
-    loaded.update(project_imports.factory_reads())  # a global the factory filled may answer this test
     root = plan.root
     found = project_imports.files_of(loaded)
     changed = reads.changed_since_read([path for path in found if not path.endswith(("/", LINK_MARK, STAT_MARK))])
