@@ -133,7 +133,8 @@ class KeyParts(SharedFieldsSet):
     invoker: str | None = None  # who ran an agent test (name, harness version, model, script digest)
     judge: str | None = None  # who judges its llm_judge evaluators (see testing.judges)
     hermetic: bool | None = None  # set where the test would run a real handler: a pass without --hermetic is not one with it
-    factory: str | None = None  # what the registry factory read (a global it filled may answer any test)
+    factory: str | None = None  # what the registry factory read, for tests that run project code (a global it
+    # filled may answer them); those are keyed afresh every run, so the key cache never holds it
 
     def key(self) -> str:
         """`digest(self)`, from its field values as they are: `model_dump(mode="python")` of these plain
@@ -284,7 +285,7 @@ def declared_inputs(patterns: Sequence[str], files: FileDigests) -> dict[str, st
 
 def factory_digest(files: FileDigests) -> str | None:
     """One digest over what the registry factory read while it loaded and ran (None: it read nothing): a part
-    of every key, the same for all, so the key cache keeps serving it."""
+    of the key of every test that runs project code (a callable mock, a handler, an evaluator of the project)."""
     paths = project_imports.files_of(project_imports.factory_reads())
     return digest(sorted((files.label(path), files(path)) for path in paths)) if paths else None
 
@@ -295,7 +296,7 @@ def key_parts(case: TestCase, *, resolved: ResolvedConfig, files: FileDigests, a
     """`discovered`: project files the test's last pass loaded (handler / mock imports), folded in like a depfile."""
     definition = digest(case.test)
     common = {"access_profile": case.test.access_profile, "variant": variant,
-              "judge": judge if uses_judge(case.test) else None, "factory": factory}
+              "judge": judge if uses_judge(case.test) else None}
     found = {files.label(p): files(p) for p in discovered}
     turns = case.test.turns if isinstance(case.test, AgentTest) else ()  # (getattr of a missing field: ~10 µs)
     found.update(evaluator_files([*case.test.evaluators, *(e for turn in turns for e in turn.evaluators)], files))
@@ -304,13 +305,16 @@ def key_parts(case: TestCase, *, resolved: ResolvedConfig, files: FileDigests, a
         assert case.tool is not None
         found.update(declared_inputs(case.tool.inputs, files))
         entries, file_parts, real = tool_mock_parts(case.tool, case.mock_profile, resolved, files)
+        files_part = {**found, **file_parts}
         return KeyParts(definition=definition, target=tool_digest(case.tool), mocks=digest(entries),
-                        files={**found, **file_parts}, hermetic=hermetic if real else None, **common)
+                        files=files_part, hermetic=hermetic if real else None,
+                        factory=factory if files_part else None, **common)
     agent = resolved.agent(case.slot or "")
     model = model_digest(agent.model_parameters) if agent.model_parameters else None
     target = artifact_digests.get(agent.compiled_name, "missing")
     if case.kind == "capability":
-        return KeyParts(definition=definition, target=target, model=model, dialect=dialect, files=found, **common)
+        return KeyParts(definition=definition, target=target, model=model, dialect=dialect, files=found,
+                        factory=factory if found else None, **common)
     mocks: dict[str, dict] = {}
     file_parts: dict[str, str] = dict(found)
     any_real = False
@@ -321,4 +325,5 @@ def key_parts(case: TestCase, *, resolved: ResolvedConfig, files: FileDigests, a
         file_parts.update(tool_files)
         any_real = any_real or real
     return KeyParts(definition=definition, target=target, model=model, mocks=digest(mocks), files=file_parts,
-                    dialect=dialect, hermetic=hermetic if any_real else None, invoker=invoker, **common)
+                    dialect=dialect, hermetic=hermetic if any_real else None, invoker=invoker,
+                    factory=factory if file_parts else None, **common)

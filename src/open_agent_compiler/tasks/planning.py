@@ -130,7 +130,7 @@ class Keyer:
         self.invoker = invoker  # who runs agent tests (testing.invokers), part of their keys
         self.judge = judge  # who judges llm_judge evaluators (testing.judges), part of those tests' keys
         self.files = FileDigests(options.root)
-        self.factory = factory_digest(self.files)  # what the registry factory read: part of every key
+        self.factory = factory_digest(self.files)  # what the registry factory read (see KeyParts.factory)
         self._parts: dict[str, list[Any]] = {}  # test id → its KeyParts, packed (`KeyParts.packed`)
 
     def rekey(self, test_id: str, discovered: list[str]) -> None:
@@ -215,7 +215,7 @@ def test_keys(cases: list[TestCase], resolved: ResolvedConfig, compiled: Compile
         for test_id, key in keys.items():
             known.setdefault(test_id, key)
     keys = cache.keys(cases, resolved, compiled.artifact_digests, options.dialect,
-                      (options.variant, options.hermetic, keyer.factory), keyer.parts_of, pinned=set(keyer.discovered),
+                      (options.variant, options.hermetic), keyer.parts_of, pinned=set(keyer.discovered),
                       invoker=keyer.invoker, judge=keyer.judge)
     for scope in seeded - cache.kept.keys():  # other branches' scopes: not this cache's (nor a reason to save it)
         del cache.entries[scope]
