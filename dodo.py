@@ -1,4 +1,4 @@
-"""The project's own tasks: `doit test` (the test suite), `doit examples`, `doit bench`."""
+"""The project's own tasks: `doit test` (the test suite), `doit examples`, `doit bench`, `doit fuzz`."""
 
 import sys
 from pathlib import Path
@@ -35,3 +35,12 @@ def task_examples():
 def task_bench():
     """run the benchmarks (writes benchmarks/results/*.json and prints the table)"""
     return {"actions": [f"{PY} benchmarks/run.py"], "uptodate": [False]}
+
+
+def task_fuzz():
+    """run the stale-green fuzzer long (OAC_FUZZ_EXAMPLES, default 200 random projects, 4 edits each; the suite
+    runs 2 fixed ones)"""
+    import os
+    examples = os.environ.get("OAC_FUZZ_EXAMPLES", "200")
+    return {"actions": [f"OAC_FUZZ_EXAMPLES={examples} OAC_FUZZ_EDITS=4 OAC_FUZZ_RANDOM=1 "
+                        f"{PY} -m pytest -q tests/engine/test_stale_green_fuzz.py"], "uptodate": [False]}

@@ -19,6 +19,7 @@ from open_agent_compiler.model.registry import ResolvedConfig
 from open_agent_compiler.testing.discovery import TestCase
 from open_agent_compiler.testing.judges import uses_judge
 from open_agent_compiler.usercode import project_imports, reads
+from open_agent_compiler.usercode.project_imports import CHANGED_MARK, LINK_MARK, STAT_MARK
 from open_agent_compiler.testing.mocks import mock_source_files, reachable_mock_entries, resolve_mock
 
 # Bump when the meaning of a result changes (result schema, evaluator semantics): every green test re-runs.
@@ -48,6 +49,7 @@ class FileDigests:
         self._labels: dict[str, str] = {}
         self._full: dict[str, str] = {}
         self.module_files: dict[str, list[Path]] = {}  # module name → files importing it runs
+        self._run = os.urandom(6).hex()  # what a file changed during a test's run is keyed on, this run only
 
     def _resolved(self, key: str) -> str:
         """`(root / key).resolve()` as text, once per path a run: `os.path.realpath` is what `Path.resolve` calls,
@@ -61,6 +63,13 @@ class FileDigests:
         """A file's content digest; a path ending in "/" is a folder whose list of names was read."""
         key = str(path)
         cached = self._by_name.get(key)
+        if key.endswith(CHANGED_MARK):  # never equal to the next run's value: the test runs again
+            return f"changed while the test ran ({self._run})"
+        if cached is None and key.endswith((LINK_MARK, STAT_MARK)):  # (never cached across the run: cheap, rare)
+            plain = os.path.join(self.root, key[:-1])
+            if key.endswith(LINK_MARK):
+                return "link:" + reads.link_digest_input(plain) + ":" + self(key[:-1])
+            return "stat:" + reads.stat_digest_input(plain)
         if cached is None:
             folder = key.endswith("/")
             full = self._resolved(key)
@@ -81,6 +90,12 @@ class FileDigests:
         """The path relative to the project root (a folder keeps its trailing "/")."""
         key = str(path)
         label = self._labels.get(key)
+        if label is None and key.endswith(CHANGED_MARK):
+            label = self._labels[key] = self.label(key[:-1]) + " (changed while the test ran)"
+        if label is None and key.endswith((LINK_MARK, STAT_MARK)):  # the path as user code named it, not resolved
+            full = os.path.normpath(os.path.join(self.root, key[:-1]))
+            label = full[len(self._under_root):] if full.startswith(self._under_root) else full
+            label = self._labels[key] = label.replace(os.sep, "/") + key[-1]
         if label is None:
             full = self._resolved(key)
             if full.startswith(self._under_root):
@@ -118,6 +133,8 @@ class KeyParts(SharedFieldsSet):
     invoker: str | None = None  # who ran an agent test (name, harness version, model, script digest)
     judge: str | None = None  # who judges its llm_judge evaluators (see testing.judges)
     hermetic: bool | None = None  # set where the test would run a real handler: a pass without --hermetic is not one with it
+    factory: str | None = None  # what the registry factory read, for tests that run project code (a global it
+    # filled may answer them); those are keyed afresh every run, so the key cache never holds it
 
     def key(self) -> str:
         """`digest(self)`, from its field values as they are: `model_dump(mode="python")` of these plain
@@ -266,9 +283,16 @@ def declared_inputs(patterns: Sequence[str], files: FileDigests) -> dict[str, st
     return parts
 
 
+def factory_digest(files: FileDigests) -> str | None:
+    """One digest over what the registry factory read while it loaded and ran (None: it read nothing): a part
+    of the key of every test that runs project code (a callable mock, a handler, an evaluator of the project)."""
+    paths = project_imports.files_of(project_imports.factory_reads())
+    return digest(sorted((files.label(path), files(path)) for path in paths)) if paths else None
+
+
 def key_parts(case: TestCase, *, resolved: ResolvedConfig, files: FileDigests, artifact_digests: dict[str, str],
               dialect: str, variant: str | None, hermetic: bool = False, discovered: Sequence[str] = (),
-              invoker: str | None = None, judge: str | None = None) -> KeyParts:
+              invoker: str | None = None, judge: str | None = None, factory: str | None = None) -> KeyParts:
     """`discovered`: project files the test's last pass loaded (handler / mock imports), folded in like a depfile."""
     definition = digest(case.test)
     common = {"access_profile": case.test.access_profile, "variant": variant,
@@ -281,13 +305,16 @@ def key_parts(case: TestCase, *, resolved: ResolvedConfig, files: FileDigests, a
         assert case.tool is not None
         found.update(declared_inputs(case.tool.inputs, files))
         entries, file_parts, real = tool_mock_parts(case.tool, case.mock_profile, resolved, files)
+        files_part = {**found, **file_parts}
         return KeyParts(definition=definition, target=tool_digest(case.tool), mocks=digest(entries),
-                        files={**found, **file_parts}, hermetic=hermetic if real else None, **common)
+                        files=files_part, hermetic=hermetic if real else None,
+                        factory=factory if files_part else None, **common)
     agent = resolved.agent(case.slot or "")
     model = model_digest(agent.model_parameters) if agent.model_parameters else None
     target = artifact_digests.get(agent.compiled_name, "missing")
     if case.kind == "capability":
-        return KeyParts(definition=definition, target=target, model=model, dialect=dialect, files=found, **common)
+        return KeyParts(definition=definition, target=target, model=model, dialect=dialect, files=found,
+                        factory=factory if found else None, **common)
     mocks: dict[str, dict] = {}
     file_parts: dict[str, str] = dict(found)
     any_real = False
@@ -301,4 +328,5 @@ def key_parts(case: TestCase, *, resolved: ResolvedConfig, files: FileDigests, a
         from open_agent_compiler.testing.invokers.cassette import cassette_key_part  # only when agent tests run
         file_parts.update(cassette_key_part(files.root, case.test.name, files))
     return KeyParts(definition=definition, target=target, model=model, mocks=digest(mocks), files=file_parts,
-                    dialect=dialect, hermetic=hermetic if any_real else None, invoker=invoker, **common)
+                    dialect=dialect, hermetic=hermetic if any_real else None, invoker=invoker,
+                    factory=factory if file_parts else None, **common)

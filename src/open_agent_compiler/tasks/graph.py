@@ -35,7 +35,8 @@ from open_agent_compiler.tasks.records import ResultsLogLost, append_record, bui
 from open_agent_compiler.tasks.settings import TestOptions
 from open_agent_compiler.errors import OacError, ResultsError
 from open_agent_compiler.tasks.state_paths import check_state_paths
-from open_agent_compiler.usercode import project_imports
+from open_agent_compiler.usercode import project_imports, reads
+from open_agent_compiler.usercode.project_imports import CHANGED_MARK, LINK_MARK, STAT_MARK
 from open_agent_compiler.testing.discovery import TestCase
 from open_agent_compiler.keys.key import KeyParts, callable_specs, discovered_path
 from open_agent_compiler.testing.mocks import resolve_mock
@@ -338,7 +339,8 @@ class TestPlan:
             return []
         root = self.root
         return [str(root / label) for label, found in files.items()
-                if found != "missing" and not label.startswith(("module ", "inputs ")) and not label.endswith("/")]
+                if found != "missing" and not label.startswith(("module ", "inputs ")) and not label.endswith("/")
+                and not label.startswith(("stat:", "link:")) and not found.startswith(("stat:", "link:", "changed "))]
 
     def model_name(self, case: TestCase) -> str | None:
         """The model of the agent a test runs on (its record's `model`), once per slot: `resolved` is frozen."""
@@ -543,7 +545,9 @@ def _run(plan: TestPlan, case: TestCase) -> tuple[TestOutcome, list[str]]:
                                   duration_s=time.perf_counter() - started)
     loaded.update(_mock_modules(plan, case))  # imported before (e.g. by the registry): its recorded edges count
     root = plan.root
-    return outcome, [_relative(path, root) for path in project_imports.files_of(loaded)]
+    found = project_imports.files_of(loaded)
+    changed = reads.changed_since_read([path for path in found if not path.endswith(("/", LINK_MARK, STAT_MARK))])
+    return outcome, [_relative(path, root) for path in found + [path + CHANGED_MARK for path in changed]]
 
 
 def _mock_modules(plan: TestPlan, case: TestCase) -> set[str]:

@@ -29,8 +29,8 @@ from open_agent_compiler.tasks.shared_session import SharedSession
 from open_agent_compiler.tasks.state_paths import on_state
 from open_agent_compiler.usercode import project_imports
 from open_agent_compiler.testing.discovery import TestCase, discover, select
-from open_agent_compiler.keys.key import (FILES_AT, FileDigests, KeyParts, discovered_path, forget_digests,
-                                               key_parts)
+from open_agent_compiler.keys.key import (FILES_AT, FileDigests, KeyParts, discovered_path, factory_digest,
+                                          forget_digests, key_parts)
 from open_agent_compiler.history.log import read_records
 from open_agent_compiler.testing.selection import last_failed, narrow, parse_shard, recorded_durations
 
@@ -131,6 +131,7 @@ class Keyer:
         self.invoker = invoker  # who runs agent tests (testing.invokers), part of their keys
         self.judge = judge  # who judges llm_judge evaluators (testing.judges), part of those tests' keys
         self.files = FileDigests(options.root)
+        self.factory = factory_digest(self.files)  # what the registry factory read (see KeyParts.factory)
         self._parts: dict[str, list[Any]] = {}  # test id → its KeyParts, packed (`KeyParts.packed`)
 
     def rekey(self, test_id: str, discovered: list[str]) -> None:
@@ -150,7 +151,7 @@ class Keyer:
             self.by_id[test_id], resolved=self.resolved, files=self.files,
             artifact_digests=self.compiled.artifact_digests, dialect=options.dialect, variant=options.variant,
             hermetic=options.hermetic, discovered=self.discovered.get(test_id, ()), invoker=self.invoker,
-            judge=self.judge)
+            judge=self.judge, factory=self.factory)
         self._parts[test_id] = parts.packed()
         return parts
 

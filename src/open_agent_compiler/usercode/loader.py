@@ -47,19 +47,26 @@ def _raised(exc: BaseException, describe: Describe) -> str:
     return one_line(exc) if isinstance(exc, SystemExit) else f"raised {describe(exc)}"
 
 
-def digest_files(paths: Iterable[str]) -> str:
-    """One digest over project files' contents (a folder, ending in "/", by its names); a gone file is keyed
-    as missing."""
+def digest_files(paths: Iterable[str], root: str | None = None) -> str:
+    """One digest over project files' contents (a folder, ending in "/", by its names; a link read through,
+    ending in "@", by where it points; an existence check, ending in "?", by kind and mode); a gone file is keyed
+    as missing. Each path is named relative to `root` (no path of the checkout in a key)."""
     hasher = xxhash.xxh3_128()
+    under = os.path.join(root, "") if root else None
     for path in sorted(paths):
         if path.endswith("/"):
             data = reads.listing_digest_input(path[:-1])
+        elif path.endswith(project_imports.LINK_MARK):
+            data = reads.link_digest_input(path[:-1]).encode("utf-8", "surrogateescape")
+        elif path.endswith(project_imports.STAT_MARK):
+            data = reads.stat_digest_input(path[:-1]).encode()
         else:
             try:
                 data = Path(path).read_bytes()
             except OSError:
                 data = b"\0missing"
-        hasher.update(path.encode("utf-8", "surrogateescape") + b"\0" + xxhash.xxh3_128_digest(data))
+        named = path[len(under):] if under and path.startswith(under) else path
+        hasher.update(named.encode("utf-8", "surrogateescape") + b"\0" + xxhash.xxh3_128_digest(data))
     return hasher.hexdigest()
 
 
@@ -70,9 +77,10 @@ class Loaded:
     target: Any
     module: str
     files: tuple[str, ...]  # grows with what calling it (`call`) read
+    root: str | None = None  # the project (resolved): files are named relative to it in the digest
 
     def digest(self) -> str:
-        return digest_files(self.files)
+        return digest_files(self.files, self.root)
 
 
 def _forget_foreign(module_name: str, root: str) -> None:
@@ -187,7 +195,8 @@ def load(spec: str, root: Path | None, what: str, *, expects: str = "a function 
             or module_name.partition(".")[0] in sys.stdlib_module_names):
         # `sys:exit`, `os:_exit`, `builtins:print`: not the project's code, and calling it could end the run
         raise error(f"{what} {spec!r}: {attr!r} is a built-in, not {expects}")
-    return Loaded(target, module_name, tuple(project_imports.files_of([module_name, *read])))
+    return Loaded(target, module_name, tuple(project_imports.files_of([module_name, *read])),
+                  os.path.realpath(where) if where is not None else None)
 
 
 def call(loaded: Loaded, spec: str, what: str, *args: Any, error: type[OacError] = UserCodeError,

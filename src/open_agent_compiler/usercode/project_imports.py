@@ -24,6 +24,9 @@ from typing import Any
 from open_agent_compiler.usercode import reads
 
 _VENDORED = ("site-packages", "dist-packages")
+LINK_MARK = "@"  # a discovered path ending so is a symbolic link read through (keyed on where it points)
+STAT_MARK = "?"  # ... an existence / kind check (keyed on whether it exists, its kind and mode)
+CHANGED_MARK = "!"  # ... a file changed between the test's read and its record: no green
 
 _root: Path | None = None
 _files: dict[str, str] = {}  # module name → absolute source file (project modules loaded through the finder)
@@ -33,6 +36,7 @@ _mtimes: dict[str, int | None] = {}  # module name → its source's mtime when i
 _load_reads: set[str] = set()  # what user code read while `loader` loaded or called it (factories, etc.)
 _recorders: list[set[str]] = []
 _original_import = builtins.__import__
+_original_import_module = importlib.import_module
 _noted_files: list[set[str]] = []
 _verdicts: dict[str, bool] = {}
 
@@ -70,10 +74,13 @@ class SourceOnlyLoader(importlib.machinery.SourceFileLoader):
             _mtimes[module.__name__] = os.stat(self.path).st_mtime_ns
         except OSError:
             _mtimes[module.__name__] = None
+        importer = reads.crediting_module(1)  # the project code that caused this import (any way it was asked)
+        if importer is not None and importer != module.__name__:
+            _edges.setdefault(importer, set()).add(module.__name__)
         imported: set[str] = set()
         with _recording(imported), reads.recording() as read:
             super().exec_module(module)
-        _edges[module.__name__] = imported
+        _edges.setdefault(module.__name__, set()).update(imported)
         if read:
             _module_reads[module.__name__] = read
 
@@ -112,6 +119,8 @@ def install(root: Path) -> None:
         _mtimes.clear()
         _verdicts.clear()
     reads.set_root(resolved)
+    reads.install()
+    importlib.import_module = _recording_import_module
     if ProjectFinder not in sys.meta_path:
         sys.meta_path.insert(0, ProjectFinder)
 
@@ -158,6 +167,21 @@ def _recording_import(name: str, globals: Any = None, locals: Any = None, fromli
             found.add(f"{absolute}.{item}" if absolute else item)
     for recorder in _recorders:
         recorder.update(found)
+    importer = (globals or {}).get("__name__")
+    if isinstance(importer, str) and importer in _files:  # credited to the code that imports, not to the clock
+        _edges.setdefault(importer, set()).update(found)
+    return module
+
+
+def _recording_import_module(name: str, package: str | None = None) -> Any:
+    """`importlib.import_module`, which bypasses `__import__` and fires no event for a module already imported:
+    the edge is credited to the project code that calls it."""
+    module = _original_import_module(name, package)
+    importer = reads.crediting_module(2)
+    if importer is not None:
+        _edges.setdefault(importer, set()).add(module.__name__)
+    for recorder in _recorders:
+        recorder.add(module.__name__)
     return module
 
 
@@ -267,6 +291,12 @@ def files_of(names: Iterable[str]) -> list[str]:
         if name.startswith(reads.DIR):
             found.add(name[len(reads.DIR):] + "/")
             continue
+        if name.startswith(reads.LINK):
+            found.add(name[len(reads.LINK):] + LINK_MARK)
+            continue
+        if name.startswith(reads.STAT):
+            found.add(name[len(reads.STAT):] + STAT_MARK)
+            continue
         path = _files.get(name)
         if path is None:
             module = sys.modules.get(name)
@@ -277,6 +307,7 @@ def files_of(names: Iterable[str]) -> list[str]:
         found.add(path)
         pending.extend(_edges.get(name, ()))
         pending.extend(_module_reads.get(name, ()))
+        pending.extend(reads.credited.get(name, ()))  # what its code read, whenever (a cache it filled)
         parent = name.rpartition(".")[0]  # importing a.b runs a/__init__.py too
         if parent:
             pending.append(parent)
@@ -286,6 +317,12 @@ def files_of(names: Iterable[str]) -> list[str]:
 def loaded_files() -> list[str]:
     """Every project file loaded through the finder in this process (what a handler child reports)."""
     return sorted(set(_files.values()))
+
+
+def factory_reads() -> set[str]:
+    """What user code read while the loader loaded or called it (the factory): every test's definition came from
+    that run, and a global it filled may answer any test."""
+    return set(_load_reads)
 
 
 def note_load_reads(entries: Iterable[str]) -> None:

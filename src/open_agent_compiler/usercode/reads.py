@@ -11,13 +11,26 @@ user code's reads and are never recorded. The import system's own opens and list
 modules) are imports, which `project_imports` records, so they are skipped here. Not seen: what C code reads
 with its own I/O, and what a subprocess reads — those must be declared (`inputs=` on a tool or test).
 
-Entries are `read:<absolute path>` and `dir:<absolute path>`.
+Entries are `read:<absolute path>`, `dir:<absolute path>`, `link:<absolute path>` (a symbolic link read through:
+keyed on where it points and what is there) and `stat:<absolute path>` (an existence or kind check: keyed on
+whether it exists, its kind and its permission bits).
+
+Attribution by code, not by clock: each read is also credited to the project module whose code made it (the first
+frame on the stack whose file is a project module), in `credited`, for the life of the process. A test's key
+covers what every module its run reaches read, whenever that happened (a cache filled by an earlier test, a global
+set at import): see `project_imports.files_of`.
+
+Content as read: the first time a file is read in a process its size and mtime are noted (`seen_at_read`); a
+file whose signature differs when its test is recorded was changed while the test ran (`changed_since_read`).
 """
 
 import os
+import stat as stat_module
 import sys
+import threading
 from contextlib import AbstractContextManager
 from pathlib import Path
+from typing import Any
 
 from open_agent_compiler.fsio import in_own_open
 
@@ -30,6 +43,13 @@ _installed = False
 _root: str | None = None
 _excluded: tuple[str, ...] = ()
 _verdicts: dict[str, str | None] = {}
+LINK = "link:"
+STAT = "stat:"
+credited: dict[str, set[str]] = {}  # module name → entries its code read (any time in this process)
+_code_files: dict[str, bool] = {}  # a frame's file → whether it is project code
+seen_at_read: dict[str, tuple[int, int] | None] = {}  # file → (size, mtime) when user code first read it
+_busy = threading.local()
+_IMPORT_SOURCES = (".py", ".pyc")
 
 
 def set_root(root: Path) -> None:
@@ -42,6 +62,9 @@ def set_root(root: Path) -> None:
     prefixes = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
     _excluded = tuple(p + os.sep for p in sorted(prefixes) if p != resolved) + (os.path.join(resolved, ".oac") + os.sep,)
     _verdicts.clear()
+    _code_files.clear()
+    credited.clear()
+    seen_at_read.clear()
 
 
 def project_path(path: str) -> str | None:
@@ -59,12 +82,57 @@ def project_path(path: str) -> str | None:
     return found
 
 
-def _from_import_system() -> bool:
+def _from_import_system(path: str, listing: bool) -> bool:
+    """Finding or loading a module (importlib's own opens and listings); `pkgutil.get_data` and other data opens
+    from importlib frames are user code's reads."""
     try:
-        frame = sys._getframe(2)  # 0: this function, 1: the hook, 2: the Python code that made the call
+        frame = sys._getframe(3)  # 0: this function, 1: _note, 2: the hook, 3: the Python code that made the call
     except ValueError:
         return False
-    return frame.f_code.co_filename.startswith("<frozen importlib")
+    return frame.f_code.co_filename.startswith("<frozen importlib") and (listing or path.endswith(_IMPORT_SOURCES))
+
+
+def _is_code(filename: str) -> bool:
+    known = _code_files.get(filename)
+    if known is None:
+        known = _code_files[filename] = filename.endswith(".py") and project_path(filename) is not None
+    return known
+
+
+_OWN_CODE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep  # open_agent_compiler/
+
+
+def crediting_module(depth: int = 2, *, direct: bool = False) -> str | None:
+    """The module of the first project frame on the caller's stack (None: no project code is running). `direct`:
+    None as well when oac's own code or the import system stands between (their checks are not user code's)."""
+    try:
+        frame = sys._getframe(depth)
+    except ValueError:
+        return None
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if _is_code(filename):
+            name = frame.f_globals.get("__name__")
+            return name if isinstance(name, str) else None
+        if direct and (filename.startswith(_OWN_CODE) or filename.startswith("<frozen importlib")):
+            return None
+        frame = frame.f_back
+    return None
+
+
+def _signature(path: str) -> tuple[int, int] | None:
+    try:
+        found = os.stat(path)
+    except OSError:
+        return None
+    return found.st_size, found.st_mtime_ns
+
+
+def _add(entry: str, module: str | None) -> None:
+    for into in _active:
+        into.add(entry)
+    if module is not None:
+        credited.setdefault(module, set()).add(entry)
 
 
 def _hook(event: str, args: tuple) -> None:
@@ -87,24 +155,141 @@ def _hook(event: str, args: tuple) -> None:
         return
     if path is None:
         path = "."
-    if isinstance(path, int) or _from_import_system():
+    if getattr(_busy, "on", False):
         return
+    if isinstance(path, int):  # os.scandir(fd), os.fwalk: the folder the descriptor is open on
+        if prefix != DIR or (path := _fd_path(path)) is None:
+            return
+    _busy.on = True  # the checks below stat and resolve paths: not user code's reads
     try:
-        text = os.fsdecode(path)
-        full = text if os.path.isabs(text) else os.path.join(os.getcwd(), text)
+        _note(prefix, path)
+    finally:
+        _busy.on = False
+
+
+def _absolute(path: object) -> str | None:
+    try:
+        text = os.fsdecode(path)  # type: ignore[arg-type]
+        return os.path.normpath(text if os.path.isabs(text) else os.path.join(os.getcwd(), text))
     except (TypeError, ValueError, OSError):
+        return None
+
+
+def _note(prefix: str, path: object, from_hook: bool = True) -> None:
+    given = _absolute(path)
+    if given is None or (from_hook and _from_import_system(given, prefix == DIR)):
         return
-    found = project_path(os.path.normpath(full))
-    if found is None or (prefix == READ and os.path.isdir(found)):
+    found = project_path(given)
+    linked = given != found and os.path.islink(given) and _inside(given)
+    if found is None and not linked:
         return
-    for into in _active:
-        into.add(prefix + found)
+    if prefix == READ and found is not None and os.path.isdir(found):
+        return
+    module = crediting_module(3)
+    if linked:
+        _add(LINK + given, module)
+    if found is not None:
+        if prefix == READ and found not in seen_at_read:
+            seen_at_read[found] = _signature(found)
+        _add(prefix + found, module)
+
+
+def _inside(given: str) -> bool:
+    """`given` (not resolved) names a place in the project, outside state and environments."""
+    return _root is not None and given.startswith(_root + os.sep) and not (given + os.sep).startswith(_excluded)
+
+
+def note_stat(path: object) -> None:
+    """An existence / kind check by project code (`os.stat`, `os.path.exists`, ...: no audit event)."""
+    if not _active or isinstance(path, int):
+        return
+    given = _absolute(path)
+    if given is None or not _inside(given) or any(part in _VENDORED for part in given[len(_root or ""):].split(os.sep)):
+        return
+    module = crediting_module(3, direct=True)
+    if module is not None:  # oac's own checks (no project frame) are not user code's
+        _add(STAT + given, module)
+
+
+def stat_digest_input(path: str) -> str:
+    """What a recorded existence check is keyed on: missing, or the kind and permission bits."""
+    try:
+        found = os.stat(path)
+    except OSError:
+        return "missing"
+    kind = "dir" if stat_module.S_ISDIR(found.st_mode) else "file" if stat_module.S_ISREG(found.st_mode) else "other"
+    return f"{kind}:{stat_module.S_IMODE(found.st_mode):o}"
+
+
+def link_digest_input(path: str) -> str:
+    """What a symbolic link read through is keyed on: where it points (the text of the link)."""
+    try:
+        return os.readlink(path)
+    except OSError:
+        return "\0not a link"
+
+
+def changed_since_read(paths: "list[str] | set[str]") -> list[str]:
+    """Of the files read, those whose size or mtime differs from when user code first read them."""
+    return sorted(path for path in paths if path in seen_at_read and seen_at_read[path] != _signature(path))
+
+
+def forget_read(paths: "list[str] | set[str]") -> None:
+    """The test that read these is recorded: the next read notes their signature afresh."""
+    for path in paths:
+        seen_at_read.pop(path, None)
+
+
+def _fd_path(fd: int) -> str | None:
+    """The path a descriptor is open on (Linux's /proc; elsewhere unknown, and the read is not seen)."""
+    try:
+        return os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        return None
+
+
+def _watching_open(original: Any) -> Any:
+    def watched(path: Any, flags: int, *args: Any, dir_fd: int | None = None, **kwargs: Any) -> Any:
+        if dir_fd is None or not _active or getattr(_busy, "on", False) or in_own_open():
+            return original(path, flags, *args, dir_fd=dir_fd, **kwargs)
+        folder = _fd_path(dir_fd)  # the audit event names the path relative to the folder, which it does not give
+        if folder is not None and flags & os.O_ACCMODE != os.O_WRONLY and not isinstance(path, int):
+            _busy.on = True
+            try:
+                _note(READ, os.path.join(folder, os.fsdecode(path)), from_hook=False)
+            finally:
+                _busy.on = False
+        _busy.on = True
+        try:
+            return original(path, flags, *args, dir_fd=dir_fd, **kwargs)
+        finally:
+            _busy.on = False
+
+    watched.__wrapped__ = original  # type: ignore[attr-defined]
+    return watched
+
+
+def _watching_stat(original: Any) -> Any:
+    def watched(path: Any, *args: Any, **kwargs: Any) -> Any:
+        if _active and not kwargs.get("dir_fd") and not getattr(_busy, "on", False):
+            _busy.on = True
+            try:
+                note_stat(path)
+            finally:
+                _busy.on = False
+        return original(path, *args, **kwargs)
+
+    watched.__wrapped__ = original  # type: ignore[attr-defined]
+    return watched
 
 
 def install() -> None:
     global _installed
     if not _installed:
         sys.addaudithook(_hook)
+        os.stat = _watching_stat(os.stat)  # no audit event for stat: os.path.exists/isfile/Path.exists call this
+        os.lstat = _watching_stat(os.lstat)
+        os.open = _watching_open(os.open)  # os.open(name, dir_fd=fd): the event lacks the folder
         _installed = True
 
 
