@@ -79,4 +79,6 @@ def main() -> None:
         print(f"oac: {failure}", file=sys.stderr)
         code = code or 2
     sys.stderr.flush()
+    if (watched := sys.modules.get("open_agent_compiler.execution.watchdog")) is not None:
+        watched.ended()  # this exit is ours, not user code's
     os._exit(code)

@@ -13,7 +13,8 @@ from open_agent_compiler.tasks.doit_plugins import plugins_scanned_once
 from open_agent_compiler.tasks.file_checker import OacFileChecker
 from open_agent_compiler.tasks.gc_tuning import fewer_collections
 from open_agent_compiler.tasks.parallel import prefetching_runner
-from open_agent_compiler.execution import zygote
+from open_agent_compiler.execution import watchdog, zygote
+from open_agent_compiler.tasks.records import write_records_now
 from open_agent_compiler.testing.strict import nothing_verified
 from open_agent_compiler.tasks.graph import TEST_GROUP, TestPlan
 from open_agent_compiler.errors import ResultsError
@@ -67,6 +68,7 @@ def run_tests(options: TestOptions, out: TextIO | None = None, *, process_ends: 
 
 def _run_tests(options: TestOptions, out: TextIO, interrupt: InterruptState) -> int:
     zygote.start()  # before the registry exists, so handler children fork from a small process
+    watchdog.before_user_code(write_records_now)
     plan = TestPlan(options)
     for note in plan.notes:
         print(f"oac: {note}", file=sys.stderr)

@@ -1,0 +1,52 @@
+"""An engine that user code ends or wedges is still reported from outside (issue 32, defects 9 and 10): the
+watchdog (`execution.watchdog`) turns `os._exit(0)` in a mock into one line and exit 2, and a mock stuck in C
+code holding the GIL past `--timeout` into the engine killed, one line and exit 2; records already earned stay."""
+
+import sys
+
+import pytest
+
+from engine_project import Project
+from guard_project import guard_project
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the watchdog needs pidfds")
+TESTS = ("--filter", "evaluator-test", "--filter", "mock-test")
+
+
+@pytest.fixture
+def proj(tmp_path) -> Project:
+    return guard_project(tmp_path / "guard")
+
+
+def earned_kept(proj: Project, stdout: str) -> None:
+    """Every test the engine printed as ended has its record."""
+    recorded = {record["test_id"].split("::")[-1] for record in proj.records()}
+    for line in stdout.splitlines():
+        for name in ("evaluator-test", "mock-test"):
+            if name in line and ("PASS" in line or "FAIL" in line):
+                assert name in recorded, (stdout, recorded)
+
+
+def test_os_exit_zero_in_a_mock_is_exit_2_with_one_line(proj: Project) -> None:
+    proj.edit("mockmod.py", "# FAULT mock", "import os; os._exit(0)")
+    done = proj.oac("test", "-v", *TESTS)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr.count("\n") == 1 and "ended before the run did (exit status 0)" in done.stderr, done.stderr
+    assert "mock-test" in done.stderr and "Traceback" not in done.stderr
+    earned_kept(proj, done.stdout)
+
+
+def test_a_mock_holding_the_gil_past_its_deadline_is_stopped_from_outside(proj: Project) -> None:
+    proj.edit("mockmod.py", "# FAULT mock", "import re; re.match(r'(a+)+$', 'a' * 64 + 'b')")
+    done = proj.oac("test", "-v", "--timeout", "2", *TESTS, timeout=90)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr.count("\n") == 1 and "could not be stopped" in done.stderr, done.stderr
+    assert "mock-test" in done.stderr
+    earned_kept(proj, done.stdout)
+
+
+def test_a_clean_run_keeps_its_exit_code(proj: Project) -> None:
+    done = proj.oac("test", *TESTS)
+    assert done.returncode == 0, done.stdout + done.stderr
+    proj.edit("mockmod.py", "# FAULT mock", "raise ValueError('no')")
+    assert proj.oac("test", *TESTS).returncode == 1
