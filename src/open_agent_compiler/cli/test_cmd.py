@@ -109,7 +109,4 @@ def test_command(factory: str | None, config: str | None, dialect: tuple[str, ..
                 print(list_line(entry))
             print(f"oac test: {len(listed)} selected, {sum(e['green'] for e in listed)} green")
         sys.exit(0)
-    from open_agent_compiler.execution.watchdog import supervise
-
-    supervise()  # from here on this is the engine, watched from outside: see execution.watchdog
     sys.exit(run_tests(options, process_ends=True))  # `main` ends the process right after
