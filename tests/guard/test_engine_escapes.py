@@ -50,3 +50,71 @@ def test_a_clean_run_keeps_its_exit_code(proj: Project) -> None:
     assert done.returncode == 0, done.stdout + done.stderr
     proj.edit("mockmod.py", "# FAULT mock", "raise ValueError('no')")
     assert proj.oac("test", *TESTS).returncode == 1
+
+
+def alive(pid: int) -> bool:
+    """Running, not a zombie."""
+    try:
+        stat = open(f"/proc/{pid}/stat").read()
+    except OSError:
+        return False
+    return stat[stat.rfind(")") + 2] not in "ZX"
+
+
+def ends(pid: int, limit: float = 20) -> bool:
+    """True once `pid` ended, waiting at most `limit` seconds on its pidfd."""
+    import os
+    import select
+
+    try:
+        handle = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return True
+    try:
+        return bool(select.select([handle], [], [], limit)[0]) or not alive(pid)
+    finally:
+        os.close(handle)
+
+
+DAEMON = '''import os, subprocess, time
+        if not os.path.exists("handler-may-answer"):
+            subprocess.run(["sh", "-c", "setsid sh -c 'echo $$ > daemon.tmp; mv daemon.tmp daemon.pid; exec sleep 300' &"])
+            while True:
+                time.sleep(3600)'''
+
+
+def test_a_handlers_setsid_daemon_outliving_a_group_kill_is_killed_by_the_next_run(proj: Project) -> None:
+    """Defect 11: every real handler runs marked by the run's pid file (`leftovers.handler_marker`)."""
+    import os
+    import signal
+    import subprocess
+    import threading
+    from pathlib import Path
+
+    from engine_project import OAC
+
+    proj.edit("handlers/handled.py", "# FAULT handler", DAEMON)
+    oac = subprocess.Popen([OAC, "test", "--filter", "handler-test"], cwd=proj.root, start_new_session=True,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    pidfile = proj.root / "daemon.pid"
+    try:
+        for _ in range(600):  # bounded: the handler writes it within seconds
+            if pidfile.exists():
+                break
+            threading.Event().wait(0.05)
+        daemon = int(pidfile.read_text())
+        os.killpg(oac.pid, signal.SIGKILL)  # engine, watchdog, zygote, keeper: nobody of this run cleans up
+        oac.wait(timeout=30)
+        assert alive(daemon)  # a session of its own, reparented to init: only a next run can find it
+        assert list((proj.root / ".oac" / "procs").iterdir())
+        (proj.root / "handler-may-answer").write_text("")
+        done = proj.oac("test", "--filter", "handler-test")
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert ends(daemon), "the daemon of a killed run survived the next run"
+        assert not list((proj.root / ".oac" / "procs").iterdir())
+    finally:
+        with __import__("contextlib").suppress(ProcessLookupError):
+            os.killpg(oac.pid, signal.SIGKILL)
+        if pidfile.exists():
+            with __import__("contextlib").suppress(ProcessLookupError, ValueError):
+                os.kill(int(pidfile.read_text()), signal.SIGKILL)
