@@ -118,3 +118,4 @@ def test_a_handlers_setsid_daemon_outliving_a_group_kill_is_killed_by_the_next_r
         if pidfile.exists():
             with __import__("contextlib").suppress(ProcessLookupError, ValueError):
                 os.kill(int(pidfile.read_text()), signal.SIGKILL)
+
