@@ -184,9 +184,7 @@ def test_oac_compile_never_uses_the_render_memo(project: Path, monkeypatch: pyte
 
 @pytest.mark.parametrize(("path", "kind"), [(".oac", "file"), (".oac/doit-state.sqlite3", "directory"),
                                             (".oac/doit-state.sqlite3-wal", "directory"),
-                                            (".oac/render-memo/opencode.json", "directory"),
-                                            (".oac/key-cache/opencode.json", "directory"),
-                                            (".oac/render-memo", "file"), (".oac/build/prod", "file"),
+                                            (".oac/build/prod", "file"),
                                             (".oac/build/prod/opencode", "file")])
 def test_state_in_the_way_is_one_line_before_any_test(path: str, kind: str, project: Path) -> None:
     where = project / path

@@ -29,7 +29,7 @@ import sys
 import time
 from typing import Any, NoReturn
 
-from open_agent_compiler.execution import process_tree
+from open_agent_compiler.execution import leftovers, process_tree
 
 ANSWER_LIMIT = 8 << 20  # bytes of answer JSON a handler may return
 OUTPUT_LIMIT = 8 << 20  # bytes a handler (and its children) may print to stdout + stderr
@@ -109,6 +109,8 @@ class _Keeper:
                     signal.signal(signum, signal.SIG_DFL)
                 signal.signal(signal.SIGINT, signal.default_int_handler)
                 process_tree.die_with_parent(signal.SIGKILL)
+                if self.request.get("marker"):  # what this handler starts is found by it after a kill -9 of all
+                    os.environ[leftovers.MARKER] = str(self.request["marker"])
                 from open_agent_compiler.execution.handler_child import serve
 
                 serve(self.request, answer_w, output_w)
@@ -155,6 +157,8 @@ class _Keeper:
         env = dict(os.environ)
         root = str(self.request["project_root"])
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [root, env.get("PYTHONPATH")]))
+        if self.request.get("marker"):
+            env[leftovers.MARKER] = str(self.request["marker"])
         child = subprocess.Popen(
             [sys.executable, "-m", "open_agent_compiler.execution.handler_child", "--answer-fd", str(answer_w)],
             stdin=subprocess.PIPE, stdout=output_w, stderr=output_w, pass_fds=(answer_w,), cwd=root, env=env,

@@ -9,6 +9,7 @@ kills every process still marked with that scratch folder (its environment holds
 working directory is inside it — never a process found by name), removes the folder and then the pid file.
 """
 
+import atexit
 import contextlib
 import json
 import os
@@ -59,6 +60,31 @@ def make_scratch(project_root: Path) -> tuple[Path, str | None]:
     except (OacError, OSError):
         return root, None  # an unusable .oac: the run's own checks say so; the folder is still removed at the end
     return root, name
+
+
+_run: dict[str, object] = {}  # this process's handler marker: folder, pid file, project root, pid
+_run_ends_registered: list[bool] = []
+
+
+def handler_marker(project_root: Path) -> str:
+    """The folder that marks every real handler this process starts (`MARKER` in its environment), recorded by a
+    pid file like a harness's scratch: a handler's daemon that outlives a `kill -9` of the whole run is killed by
+    the next run. Made on the first handler (a run without handlers writes nothing); `end_handlers` removes it."""
+    if _run.get("root") != project_root:  # (a forked -n worker keeps its engine's: the pid file names the engine)
+        end_handlers()  # (another project's, in a process that runs several: its own run has ended)
+        folder, record = make_scratch(project_root)
+        if not _run_ends_registered:
+            atexit.register(end_handlers)
+            _run_ends_registered.append(True)
+        _run.update(pid=os.getpid(), root=project_root, folder=folder, record=record)
+    return str(_run["folder"])
+
+
+def end_handlers() -> None:
+    """The run ended: its handlers' marker folder and pid file go (their processes were killed by their keepers)."""
+    if _run.get("pid") == os.getpid():
+        remove_scratch(_run["root"], _run["folder"], _run["record"])  # type: ignore[arg-type]
+    _run.clear()
 
 
 def remove_scratch(project_root: Path, root: Path, record: str | None) -> None:

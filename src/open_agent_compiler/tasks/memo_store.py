@@ -13,8 +13,9 @@ agents as JSON strings took 42 M instructions of a warm 5,000-test run (1.2 %), 
 import json
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from open_agent_compiler import fsio
 from open_agent_compiler.compiler.render_memo import RenderMemo
@@ -22,6 +23,7 @@ from open_agent_compiler.model.hashing import digest_bytes
 from open_agent_compiler.keys.cache import KeyCache
 
 
+T = TypeVar("T")
 _MEMO_FORMAT = b"oac render memo 2\n"  # the render memo's payload starts with this line
 
 
@@ -58,6 +60,24 @@ def _write_payload(path: Path, payload: bytes) -> None:
     # not fsynced: a cache torn by a crash fails its digest and is rebuilt
     fsio.write_file(fsio.trusted_root(path), str(path), digest_bytes(payload).encode() + b"\n" + payload,
                     durable=False, show=str(path))
+
+
+def save_or_skip(save: Callable[[Path, T], None], path: Path, value: T) -> None:
+    """`save(path, value)`; when something not ours is in the cache's place (a folder, a link, a file where its
+    folder goes) the cache cannot be used, which only costs time: one warning, the run goes on (issue 32)."""
+    try:
+        save(path, value)
+    except fsio.OacError as exc:
+        if not _in_the_way(Path(os.path.abspath(path))):
+            raise  # (a full disk, a read-only folder: the state's problem, one line and exit 2)
+        print(f"oac: warning: cache not saved ({exc}); the next run recomputes it", file=sys.stderr)
+
+
+def _in_the_way(path: Path) -> bool:
+    """Something other than a regular file at `path`, or other than a real folder at its parent."""
+    def kind(where: Path) -> str:
+        return fsio.kind_of(where.lstat().st_mode) if where.is_symlink() or where.exists() else "absent"
+    return kind(path) not in ("absent", "file") or kind(path.parent) not in ("absent", "directory")
 
 
 def _write_entries(path: Path, entries: dict[str, Any]) -> None:

@@ -23,7 +23,7 @@ from open_agent_compiler.model.factory import load_registry
 from open_agent_compiler.model.hashing import digest, digest_bytes
 from open_agent_compiler.model.registry import ResolvedConfig
 from open_agent_compiler.tasks.backend import saved_imports
-from open_agent_compiler.tasks.memo_store import load_key_cache, load_memo, save_key_cache, save_memo
+from open_agent_compiler.tasks.memo_store import load_key_cache, load_memo, save_key_cache, save_memo, save_or_skip
 from open_agent_compiler.tasks.settings import PYPROJECT, TestOptions
 from open_agent_compiler.tasks.shared_session import SharedSession
 from open_agent_compiler.tasks.state_paths import on_state
@@ -100,7 +100,7 @@ def compile_dialect(resolved: ResolvedConfig, options: TestOptions, needed: bool
         output = get_dialect(options.dialect).compile(resolved, source_root=options.root, memo=memo,
                                                       with_warnings=False)
         with on_state(memo_path, "write the cache"):
-            save_memo(memo_path, memo)
+            save_or_skip(save_memo, memo_path, memo)
     return compiled_from(output, resolved, options.dialect)
 
 
@@ -237,7 +237,7 @@ def test_keys(cases: list[TestCase], resolved: ResolvedConfig, compiled: Compile
     if scopes is not None:
         scopes.update(cache.scope_of)
     with on_state(cache_path, "write the cache"):
-        save_key_cache(cache_path, cache)
+        save_or_skip(save_key_cache, cache_path, cache)
     forget_digests()  # every test is keyed (issue 18: cold peak RSS)
     return keys
 

@@ -7,6 +7,7 @@ is written with one locked `write`: when the batch is full, and by the backend b
 only runs the test: the main process builds and batches its record (`LeanTestTask.conclude`). Elsewhere (a dodo.py
 on another backend, doit's own process runner) each record is written at once."""
 
+import contextlib
 import os
 import threading
 from pathlib import Path
@@ -108,6 +109,14 @@ class ResultsLogLost(SystemExit):
     """The results log cannot take a record: the run ends at once (the test whose record is missing is not
     saved green), with one line and exit 2. A SystemExit, so doit lets it through its action wrapper and its
     `-n` workers hand it to the main process; `tasks.run` turns it into that line."""
+
+
+def write_records_now() -> None:
+    """Write the batch before user code runs in this process (`execution.watchdog`): an engine that user code ends
+    or that is killed at a deadline loses no record already earned. A lost batch is told by the run itself."""
+    if _PENDING:
+        with contextlib.suppress(ResultsError):
+            write_pending()
 
 
 def append_record(plan: "TestPlan", record: TestRecord) -> None:

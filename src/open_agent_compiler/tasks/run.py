@@ -13,7 +13,8 @@ from open_agent_compiler.tasks.doit_plugins import plugins_scanned_once
 from open_agent_compiler.tasks.file_checker import OacFileChecker
 from open_agent_compiler.tasks.gc_tuning import fewer_collections
 from open_agent_compiler.tasks.parallel import prefetching_runner
-from open_agent_compiler.execution import zygote
+from open_agent_compiler.execution import leftovers, watchdog, zygote
+from open_agent_compiler.tasks.records import write_records_now
 from open_agent_compiler.testing.strict import nothing_verified
 from open_agent_compiler.tasks.graph import TEST_GROUP, TestPlan
 from open_agent_compiler.errors import ResultsError
@@ -62,11 +63,15 @@ def run_tests(options: TestOptions, out: TextIO | None = None, *, process_ends: 
     """Run; return 0 (no failures), 1 (a test failed), 128 + signal (interrupted: see `tasks.signals`). Bad input
     raises OacError. `process_ends`: the caller exits right after (the CLI), so the GC settings are kept."""
     with fewer_collections(restore=not process_ends, defer=True), orderly_interrupts() as interrupt:
-        return _run_tests(options, out or sys.stdout, interrupt)
+        try:
+            return _run_tests(options, out or sys.stdout, interrupt)
+        finally:
+            leftovers.end_handlers()
 
 
 def _run_tests(options: TestOptions, out: TextIO, interrupt: InterruptState) -> int:
     zygote.start()  # before the registry exists, so handler children fork from a small process
+    watchdog.before_user_code(write_records_now)
     plan = TestPlan(options)
     for note in plan.notes:
         print(f"oac: {note}", file=sys.stderr)
@@ -76,6 +81,7 @@ def _run_tests(options: TestOptions, out: TextIO, interrupt: InterruptState) -> 
     reporter.stoppable = True  # tasks.parallel's runners end dispatch at --maxfail
     argv = ["run", "--continue"]
     if options.jobs > 1:  # doit's -n 1 still forks one worker; serial runs stay in-process
+        leftovers.handler_marker(options.root)  # made here, the workers' handlers share the engine's pid file
         argv += ["-n", str(options.jobs), "-P", "process"]
     if options.force:
         argv.append("--always-execute")

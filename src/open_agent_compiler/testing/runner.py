@@ -13,6 +13,7 @@ from open_agent_compiler.model.core.test_model import AgentTest, CapabilityTest,
 from open_agent_compiler.model.registry import ResolvedConfig
 from open_agent_compiler.testing.capability import NOTHING_TO_CHECK, capability_checks
 from open_agent_compiler.testing.readback import read_back
+from open_agent_compiler.execution import watchdog
 from open_agent_compiler.execution.deadline import Deadline, TimedOut
 from open_agent_compiler.testing.discovery import TestCase
 from open_agent_compiler.testing.evaluation import aggregate, run_evaluators
@@ -176,8 +177,9 @@ def run_case(case: TestCase, resolved: ResolvedConfig, settings: RunSettings,
         outcome = _run_case(case, resolved, settings, artifact_paths, handler, artifacts, deadline)
         return strictly(outcome) if settings.strict else outcome
     try:
-        outcome = deadline.run(_run_case, case, resolved, settings, artifact_paths, handler, artifacts, deadline,
-                               what="")
+        with watchdog.armed(case.test_id, deadline.seconds):  # the deadline, also from outside: C code holding the GIL
+            outcome = deadline.run(_run_case, case, resolved, settings, artifact_paths, handler, artifacts,
+                                   deadline, what="")
     except TimedOut as exc:
         if handler is not None:
             handler.stop()  # (the deadline's stoppers already did, if its wait had begun)

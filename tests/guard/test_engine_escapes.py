@@ -1,0 +1,123 @@
+"""An engine that user code ends or wedges is still reported from outside (issue 32, defects 9 and 10): the
+watchdog (`execution.watchdog`) turns `os._exit(0)` in a mock into one line and exit 2, and a mock stuck in C
+code holding the GIL past `--timeout` into the engine killed, one line and exit 2; records already earned stay."""
+
+import sys
+
+import pytest
+
+from engine_project import Project
+from guard_project import guard_project
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the watchdog needs pidfds")
+TESTS = ("--filter", "evaluator-test", "--filter", "mock-test")
+
+
+@pytest.fixture
+def proj(tmp_path) -> Project:
+    return guard_project(tmp_path / "guard")
+
+
+def earned_kept(proj: Project, stdout: str) -> None:
+    """Every test the engine printed as ended has its record."""
+    recorded = {record["test_id"].split("::")[-1] for record in proj.records()}
+    for line in stdout.splitlines():
+        for name in ("evaluator-test", "mock-test"):
+            if name in line and ("PASS" in line or "FAIL" in line):
+                assert name in recorded, (stdout, recorded)
+
+
+def test_os_exit_zero_in_a_mock_is_exit_2_with_one_line(proj: Project) -> None:
+    """The first repetition passes, the second ends the engine: the first one's record is kept."""
+    proj.edit("mockmod.py", "# FAULT mock", "import os\n    if os.path.exists('answered-once'): os._exit(0)\n"
+              "    open('answered-once', 'w').close()")
+    done = proj.oac("test", "-v", "--filter", "mock-test", "--repeat", "2")
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr.count("\n") == 1 and "ended before the run did (exit status 0)" in done.stderr, done.stderr
+    assert "mock-test" in done.stderr and "Traceback" not in done.stderr
+    assert [record["status"] for record in proj.records()] == ["pass"]
+
+
+def test_a_mock_holding_the_gil_past_its_deadline_is_stopped_from_outside(proj: Project) -> None:
+    proj.edit("mockmod.py", "# FAULT mock", "import re; re.match(r'(a+)+$', 'a' * 64 + 'b')")
+    done = proj.oac("test", "-v", "--timeout", "2", *TESTS, timeout=90)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr.count("\n") == 1 and "could not be stopped" in done.stderr, done.stderr
+    assert "mock-test" in done.stderr
+    earned_kept(proj, done.stdout)
+
+
+def test_a_clean_run_keeps_its_exit_code(proj: Project) -> None:
+    done = proj.oac("test", *TESTS)
+    assert done.returncode == 0, done.stdout + done.stderr
+    proj.edit("mockmod.py", "# FAULT mock", "raise ValueError('no')")
+    assert proj.oac("test", *TESTS).returncode == 1
+
+
+def alive(pid: int) -> bool:
+    """Running, not a zombie."""
+    try:
+        stat = open(f"/proc/{pid}/stat").read()
+    except OSError:
+        return False
+    return stat[stat.rfind(")") + 2] not in "ZX"
+
+
+def ends(pid: int, limit: float = 20) -> bool:
+    """True once `pid` ended, waiting at most `limit` seconds on its pidfd."""
+    import os
+    import select
+
+    try:
+        handle = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return True
+    try:
+        return bool(select.select([handle], [], [], limit)[0]) or not alive(pid)
+    finally:
+        os.close(handle)
+
+
+DAEMON = '''import os, subprocess, time
+        if not os.path.exists("handler-may-answer"):
+            subprocess.run(["sh", "-c", "setsid sh -c 'echo $$ > daemon.tmp; mv daemon.tmp daemon.pid; exec sleep 300' &"])
+            while True:
+                time.sleep(3600)'''
+
+
+def test_a_handlers_setsid_daemon_outliving_a_group_kill_is_killed_by_the_next_run(proj: Project) -> None:
+    """Defect 11: every real handler runs marked by the run's pid file (`leftovers.handler_marker`)."""
+    import os
+    import signal
+    import subprocess
+    import threading
+    from pathlib import Path
+
+    from engine_project import OAC
+
+    proj.edit("handlers/handled.py", "# FAULT handler", DAEMON)
+    oac = subprocess.Popen([OAC, "test", "--filter", "handler-test"], cwd=proj.root, start_new_session=True,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    pidfile = proj.root / "daemon.pid"
+    try:
+        for _ in range(600):  # bounded: the handler writes it within seconds
+            if pidfile.exists():
+                break
+            threading.Event().wait(0.05)
+        daemon = int(pidfile.read_text())
+        os.killpg(oac.pid, signal.SIGKILL)  # engine, watchdog, zygote, keeper: nobody of this run cleans up
+        oac.wait(timeout=30)
+        assert alive(daemon)  # a session of its own, reparented to init: only a next run can find it
+        assert list((proj.root / ".oac" / "procs").iterdir())
+        (proj.root / "handler-may-answer").write_text("")
+        done = proj.oac("test", "--filter", "handler-test")
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert ends(daemon), "the daemon of a killed run survived the next run"
+        assert not list((proj.root / ".oac" / "procs").iterdir())
+    finally:
+        with __import__("contextlib").suppress(ProcessLookupError):
+            os.killpg(oac.pid, signal.SIGKILL)
+        if pidfile.exists():
+            with __import__("contextlib").suppress(ProcessLookupError, ValueError):
+                os.kill(int(pidfile.read_text()), signal.SIGKILL)
+
