@@ -35,8 +35,13 @@ def tool(name, test, evaluators, description=None, **kw):
                                                access_profile=ACCESS if name == "mocked" else None)])
 
 
+SETTINGS = ""  # what the factory read into a global, which no compiled agent holds
+
+
 def registry():
     # FAULT factory
+    global SETTINGS
+    SETTINGS = Path("data/settings.txt").read_text()
     prompt = Path("prompts/system.md").read_text().strip() + f" v{factory_helper.N}"
     one = (EqualsEvaluator(field="n", expected=1),)
     tools = [
@@ -182,7 +187,7 @@ KINDS = ("factory", "mock", "handler", "evaluator", "script", "judge", "invoker"
 FILES = {
     "agents.py": AGENTS, "handlers/handled.py": HANDLER, "mockmod.py": MOCK, "evals.py": EVALS,
     "scripts_mod.py": SCRIPT, "judgemod.py": JUDGE, "invmod.py": INVOKER, "pyproject.toml": PYPROJECT,
-    "prompts/system.md": "You are the agent.\n", "docs/a.txt": "a\n", "notes/n.md": "n\n",
+    "prompts/system.md": "You are the agent.\n", "docs/a.txt": "a\n", "data/settings.txt": "s\n", "notes/n.md": "n\n",
     "dodo.py": "from open_agent_compiler.tasks import DOIT_CONFIG, task_compile, task_test  # noqa: F401\n",
     **{f"{kind}_helper.py": "N = 1\n" for kind in KINDS},
     **{f"data/{kind}.txt": "1\n" for kind in KINDS if kind != "factory"},

@@ -72,6 +72,27 @@ def test_a_reused_pid_does_not_keep_a_dead_engines_scratch(tmp_path: Path, scrat
         stranger.wait()
 
 
+def test_a_zombie_engine_is_dead(tmp_path: Path, scratch: Path) -> None:
+    """An engine killed with its watchdog parent stays a zombie where init does not reap (a container's): its
+    pid file names a pid that is listed, with the same start time, yet the run is over."""
+    procs = tmp_path / leftovers.PROCS
+    procs.mkdir(parents=True)
+    engine = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE)
+    try:
+        started = leftovers._start_time(engine.pid)
+        (procs / "engine.json").write_text(json.dumps({"pid": engine.pid, "started": started,
+                                                       "scratch": str(scratch)}))
+        assert leftovers.clean(tmp_path) == []  # alive: its run is in progress
+        engine.stdin.close()
+        import os
+        os.waitid(os.P_PID, engine.pid, os.WEXITED | os.WNOWAIT)  # ended, not reaped: a zombie
+        assert leftovers.clean(tmp_path) == [str(scratch)]
+        assert not scratch.exists() and not (procs / "engine.json").exists()
+    finally:
+        engine.kill()
+        engine.wait()
+
+
 def test_a_planted_pid_file_cannot_get_a_folder_outside_the_temp_dir_removed(tmp_path: Path) -> None:
     """Named like a scratch folder, but not directly under the temp dir: left alone, only the pid file goes."""
     procs = tmp_path / leftovers.PROCS

@@ -28,12 +28,15 @@ PREFIX = "oac-invoke-"
 
 
 def _start_time(pid: int) -> str | None:
-    """The process's start time in clock ticks since boot (field 22 of /proc/PID/stat), None if it is gone."""
+    """The process's start time in clock ticks since boot (field 22 of /proc/PID/stat), None if it is gone. A
+    zombie is gone: its parent was killed and an init that does not reap (a container's) keeps it listed."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return None
     fields = stat[stat.rfind(")") + 2:].split()
+    if not fields or fields[0] in ("Z", "X"):
+        return None
     return fields[19] if len(fields) > 19 else None
 
 
