@@ -35,7 +35,13 @@ def in_own_open() -> bool:
     """Whether this thread is inside an open made here: oac's own I/O, which the read tracker (`usercode.reads`)
     must not count as a read of user code running meanwhile in another thread (and whose names, relative to a
     directory fd, the audit hook cannot place)."""
-    return getattr(_OWN, "active", False)
+    return getattr(_OWN, "active", False) or getattr(_OWN, "thread", False)
+
+
+def own_thread() -> None:
+    """Mark the calling thread as oac's own for its life: it never runs user code, so nothing it opens or lists
+    (a driver's import scanning `sys.path` while the factory loads) is a read of user code."""
+    _OWN.thread = True
 
 
 def _open(path: str | Path, flags: int, mode: int = 0o777, *, dir_fd: int | None = None) -> int:

@@ -87,6 +87,36 @@ def second(payload):
 '''
 
 
+def test_what_oacs_own_threads_open_or_list_while_the_factory_loads_is_no_read(tmp_path: Path,
+                                                                               monkeypatch) -> None:
+    """The shared-state thread imports its driver while the factory loads; the driver's `importlib.metadata`
+    lists every `sys.path` entry, the project root first. That listing made the `factory` key part differ from
+    run to run (and checkout to checkout) with the thread's timing. A thread of user code is still seen."""
+    import importlib.metadata
+    import sys
+
+    root = tmp_path / "proj"
+    root.mkdir()
+    monkeypatch.chdir(root)
+    monkeypatch.syspath_prepend(str(root))
+    reads.set_root(root)
+
+    def driver_import(own: bool) -> None:
+        if own:
+            fsio.own_thread()
+        importlib.metadata.version("pydantic")  # lists sys.path: the root too
+        os.listdir(root)
+
+    for own, seen in ((True, False), (False, True)):
+        importlib.invalidate_caches()  # metadata's lookup of the root is cached by the folder's mtime
+        (root / f"new-{own}.txt").write_text("")
+        with reads.recording() as read:
+            worker = threading.Thread(target=driver_import, args=(own,))
+            worker.start()
+            worker.join()
+        assert (f"dir:{root.resolve()}" in read) is seen, (own, read, sys.path[:2])
+
+
 def test_a_results_log_written_while_a_test_runs_is_not_part_of_its_key(tmp_path: Path) -> None:
     proj = Project.of(tmp_path / "proj", {"agents.py": AGENTS, "mocks.py": MOCKS})
     done = proj.test()

@@ -26,6 +26,7 @@ import time
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from open_agent_compiler import fsio
 from open_agent_compiler.errors import OacError
 from open_agent_compiler.tasks.shared_session import OUTBOX_COLUMNS, OUTBOX_DDL, SharedSession, outbox_rows, session_for
 from open_agent_compiler.tasks.shared_store import Outcome
@@ -332,6 +333,7 @@ class OacStateDB:
         self._flusher.start()
 
     def _flush_periodically(self) -> None:
+        fsio.own_thread()  # what it opens while a test runs is not the test's read
         while not self._stop.wait(FLUSH_SECONDS):
             try:
                 self.flush()

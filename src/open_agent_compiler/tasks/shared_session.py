@@ -17,6 +17,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from open_agent_compiler import fsio
 from open_agent_compiler.errors import OacError
 from open_agent_compiler.tasks.shared_store import Known, Outcome, SharedStateError, SharedStore, only
 
@@ -82,6 +83,7 @@ class SharedSession:
         return self
 
     def _connect_and_read(self) -> None:
+        fsio.own_thread()  # the driver's imports list sys.path, the project root too, while the factory loads
         try:
             self.store.connect()
             self.push_outbox()  # a failed push gives up on the server by itself (one line)

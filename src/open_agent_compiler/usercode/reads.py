@@ -139,7 +139,7 @@ def _hook(event: str, args: tuple) -> None:
     if not _active:
         return
     if event == "open":
-        if in_own_open():  # oac's own file I/O (fsio), maybe in another thread while a test runs: not user code's
+        if in_own_open():  # oac's own file I/O (fsio) or thread, while user code runs in another: not user code's
             return
         path, mode, flags = args
         if isinstance(mode, str):
@@ -149,6 +149,8 @@ def _hook(event: str, args: tuple) -> None:
             return
         prefix = READ
     elif event == "os.listdir" or event == "os.scandir":
+        if in_own_open():
+            return
         path = args[0] if args else "."
         prefix = DIR
     else:
