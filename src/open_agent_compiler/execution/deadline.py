@@ -180,6 +180,13 @@ def _do_meanwhile() -> None:
         pending.pop(0)()
 
 
+def waiting() -> None:
+    """The calling thread is about to wait for a test's body outside `Deadline.run` (a handler's process): the
+    work `meanwhile` left is done now (a `-n` worker's last result must not wait behind a hung handler)."""
+    if getattr(_current, "meanwhile", None):
+        _do_meanwhile()
+
+
 def current() -> Deadline | None:
     """The innermost deadline the calling thread runs under (None outside any)."""
     stack = getattr(_current, "stack", ())

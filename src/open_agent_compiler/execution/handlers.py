@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict
 
 from open_agent_compiler.model.core.tool import ToolDefinition
 from open_agent_compiler.execution import keeper, leftovers, zygote
-from open_agent_compiler.execution.deadline import stop_at_deadline
+from open_agent_compiler.execution.deadline import stop_at_deadline, waiting
 
 STDERR_TAIL = 600
 GRACE = 5.0  # seconds past its timeout before the engine stops waiting for a keeper that does not report
@@ -215,6 +215,7 @@ class StartedHandler:
 
     def outcome(self) -> HandlerOutcome:
         if self._result is None:
+            waiting()
             self._result = _outcome(self.report(), self.timeout)
         return self._result
 

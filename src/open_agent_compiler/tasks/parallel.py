@@ -16,9 +16,11 @@ the job `get` fell from a median 280 µs to 55 µs, but the 10 ms busy tests ran
 issue 18).
 """
 
+import contextlib
 import multiprocessing
 import pickle
 import queue
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from types import GeneratorType
@@ -30,9 +32,11 @@ from doit.runner import JobHold, JobTask, JobTaskPickle, MReporter, MRunner, Run
 
 from open_agent_compiler.tasks.gc_tuning import executing
 from open_agent_compiler.tasks.lean_dispatch import lean_add_task, spent_once
+from open_agent_compiler.tasks.signals import uninterrupted
 from open_agent_compiler.execution.deadline import meanwhile
 
 AHEAD = 2
+INTERRUPT_GRACE_S = 1.0  # after Ctrl-C, how long a worker inside a test may take to hand in its result
 
 _in_worker = False  # set in each worker of `PrefetchingRunner`
 
@@ -242,21 +246,29 @@ class PrefetchingRunner(StopWhenTold, MRunner):
                 worker.start()
                 workers.append(worker)
         try:
+            reader = result_q._reader
             while in_flight:
-                result = result_q.get()
-                if "exit" in result:
-                    raise result["exit"](result["exception"])
-                node = task_dispatcher.nodes[result["name"]]
-                if "reporter" in result:
-                    getattr(self.reporter, result["reporter"])(node.task)
-                    continue
-                in_flight -= 1
-                self._process_result(node, node.task, result)
-                feed(node)
+                reader.poll(None)  # an interrupt here cuts nothing in two; below, it waits for the result's record
+                with uninterrupted():
+                    result = result_q.get()
+                    if "exit" in result:
+                        raise result["exit"](result["exception"])
+                    node = task_dispatcher.nodes[result["name"]]
+                    if "reporter" in result:
+                        getattr(self.reporter, result["reporter"])(node.task)
+                        continue
+                    in_flight -= 1
+                    self._process_result(node, node.task, result)
+                    feed(node)
             if not exhausted:  # stopped early (a failure without --continue): release the workers
                 for _ in workers:
                     job_q.put(None)
-        except (SystemExit, KeyboardInterrupt, Exception):
+        except KeyboardInterrupt:  # Ctrl-C (`tasks.signals`): what finished on a worker is still recorded
+            self._collect_finished(task_dispatcher, job_q, result_q, workers)
+            for worker in workers:
+                worker.terminate()
+            raise
+        except (SystemExit, Exception):
             for worker in workers:
                 worker.terminate()
             raise
@@ -265,6 +277,35 @@ class PrefetchingRunner(StopWhenTold, MRunner):
         while not result_q.empty():  # teardown messages, safe once every worker has ended
             result = result_q.get()
             getattr(self.reporter, result["reporter"])(task_dispatcher.tasks[result["name"]])
+
+
+    def _collect_finished(self, task_dispatcher: Any, job_q: Any, result_q: Any, workers: list[Any]) -> None:
+        """After an interrupt: no queued test starts any more; the results of tests that finished, on their way
+        or held by a worker that is between tests, are taken and recorded. A worker still inside a test after
+        `INTERRUPT_GRACE_S` (a hung handler) is terminated by the caller, its test unrecorded."""
+        with contextlib.suppress(queue.Empty, OSError, ValueError):
+            while True:
+                job_q.get(block=False)
+        for _ in workers:
+            job_q.put(None)  # each idle worker writes what it holds and ends
+        reader = result_q._reader
+        deadline = time.monotonic() + INTERRUPT_GRACE_S
+        while True:
+            waiting = any(worker.is_alive() for worker in workers)
+            left = deadline - time.monotonic() if waiting else 0.0
+            if not reader.poll(max(left, 0.0)):
+                if waiting and left > 0:
+                    continue  # (a wake without data: the time left decides)
+                return
+            with uninterrupted():
+                result = result_q.get()
+            if "exit" in result or result.get("name") not in task_dispatcher.nodes:
+                continue
+            node = task_dispatcher.nodes[result["name"]]
+            if "reporter" in result:
+                getattr(self.reporter, result["reporter"])(node.task)
+            elif node.run_status in (None, "run"):
+                self._process_result(node, node.task, result)
 
 
 class _Outbox:

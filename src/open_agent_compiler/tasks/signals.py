@@ -38,6 +38,8 @@ class InterruptState:
 
     def __init__(self) -> None:
         self.signum: int | None = None
+        self.held = 0  # inside `uninterrupted` blocks: the interrupt waits for their end
+        self.pending = False
 
     @property
     def exit_code(self) -> int:
@@ -51,7 +53,31 @@ class InterruptState:
         if self.signum is not None:
             return  # already stopping: let the cleanup finish
         self.signum = signum
+        if self.held:
+            self.pending = True
+            return
         raise Interrupted(signum)
+
+
+_current: list[InterruptState] = []  # the run's, while `orderly_interrupts` is installed
+
+
+@contextmanager
+def uninterrupted() -> Iterator[None]:
+    """A block an interrupt must not cut in two (a worker's message half read from its pipe): a signal that
+    arrives meanwhile is raised at the block's end."""
+    state = _current[-1] if _current else None
+    if state is None:
+        yield
+        return
+    state.held += 1
+    try:
+        yield
+    finally:
+        state.held -= 1
+        if not state.held and state.pending:
+            state.pending = False
+            raise Interrupted(state.signum or signal.SIGINT)
 
 
 @contextmanager
@@ -62,9 +88,11 @@ def orderly_interrupts() -> Iterator[InterruptState]:
         yield state
         return
     previous = {signum: signal.signal(signum, state) for signum in SIGNALS}
+    _current.append(state)
     try:
         yield state
     finally:
+        _current.remove(state)
         for signum, handler in previous.items():
             signal.signal(signum, handler)
 
