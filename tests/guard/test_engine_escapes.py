@@ -121,3 +121,43 @@ def test_a_handlers_setsid_daemon_outliving_a_group_kill_is_killed_by_the_next_r
             with __import__("contextlib").suppress(ProcessLookupError, ValueError):
                 os.kill(int(pidfile.read_text()), signal.SIGKILL)
 
+
+
+def test_os_exit_zero_under_doit_test_is_exit_2_with_one_line(proj: Project) -> None:
+    """`doit test` (the project's dodo.py) runs under the same watchdog as `oac test`."""
+    import subprocess
+    from pathlib import Path
+
+    proj.edit("mockmod.py", "# FAULT mock", "import os\n    os._exit(0)")
+    doit = str(Path(sys.executable).with_name("doit"))
+    done = subprocess.run([doit, "test"], cwd=proj.root, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "ended before the run did (exit status 0)" in done.stderr and "mock-test" in done.stderr, done.stderr
+    assert len([line for line in done.stderr.splitlines() if line.startswith("oac:")]) == 1, done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_os_exit_zero_under_the_pytest_plugin_is_exit_2_with_one_line(proj: Project) -> None:
+    """`pytest --oac` runs its items under the watchdog: pytest's own exit 0 is not what CI reads."""
+    import subprocess
+
+    proj.edit("mockmod.py", "# FAULT mock", "import os\n    os._exit(0)")
+    done = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:randomly", "-p", "no:cacheprovider", "-q",
+                           "--oac", "agents:registry", "--oac-config", "prod", "-k", "mock-test"],
+                          cwd=proj.root, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "ended before the run did (exit status 0)" in done.stderr and "mock-test" in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_a_pytest_session_run_in_process_is_not_split(proj: Project) -> None:
+    """A program that runs pytest in its own process (pytester, an IDE runner) keeps its process: no watchdog."""
+    import subprocess
+
+    script = ("import os, sys, pytest\n"
+              "code = pytest.main(['-p', 'no:randomly', '-p', 'no:cacheprovider', '-q', '--oac', 'agents:registry',"
+              " '--oac-config', 'prod', '-k', 'evaluator-test'])\n"
+              "print('AFTER', os.getpid(), int(code))\n")
+    done = subprocess.run([sys.executable, "-c", script], cwd=proj.root, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.count("AFTER") == 1 and "AFTER" in done.stdout.splitlines()[-1], done.stdout

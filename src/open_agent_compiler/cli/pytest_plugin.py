@@ -19,8 +19,10 @@ from typing import Any
 import pytest
 
 from open_agent_compiler.errors import OacError
+from open_agent_compiler.execution import watchdog
 from open_agent_compiler.tasks.graph import TestPlan, retire
 from open_agent_compiler.tasks.pipeline import defined_in
+from open_agent_compiler.tasks.records import write_records_now
 from open_agent_compiler.tasks.reporter import OacReporter
 from open_agent_compiler.tasks.stepped import SteppedRun
 from open_agent_compiler.tasks.settings import build_options
@@ -81,6 +83,7 @@ class OacPlugin:
         return report
 
     def _items(self, session: pytest.Session) -> list[pytest.Item]:
+        watchdog.before_user_code(write_records_now)  # (the watchdog, if any, was forked by `oac_pytest`)
         try:
             self.plan = TestPlan(self._options())
         except OacError as exc:

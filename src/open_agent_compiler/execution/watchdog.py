@@ -57,6 +57,17 @@ def supervise() -> None:
     _watch(pid, clean_r, area)
 
 
+def console_of(*modules: str) -> bool:
+    """Whether this process is the console program of one of `modules` (`doit`, `pytest`), started as itself or
+    with `python -m`: only then is it ours to split (a program that runs doit or pytest in process is not)."""
+    main = sys.modules.get("__main__")
+    spec = getattr(main, "__spec__", None)
+    name = getattr(spec, "name", "") or ""
+    if name.partition(".")[0] in modules:
+        return True
+    return name in ("", "__main__") and os.path.basename(sys.argv[0] if sys.argv else "") in modules
+
+
 def ended() -> None:
     """The engine ends on its own terms (called right before it exits; also at Python's normal exit)."""
     if os.getpid() == _engine:  # (not a forked worker or keeper running its copy of atexit)

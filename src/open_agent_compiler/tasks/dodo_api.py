@@ -15,7 +15,8 @@ from open_agent_compiler.tasks.file_checker import OacFileChecker
 from open_agent_compiler.tasks.gc_tuning import RUN_THRESHOLDS
 from open_agent_compiler.tasks.graph import TEST_GROUP, TestPlan
 from open_agent_compiler.tasks.parallel import StopWhenTold
-from open_agent_compiler.execution import zygote
+from open_agent_compiler.execution import watchdog, zygote
+from open_agent_compiler.tasks.records import write_records_now
 from open_agent_compiler.tasks.reporter import OacReporter
 from open_agent_compiler.tasks.settings import STATE_DB, STATE_DIR, build_options
 
@@ -33,6 +34,9 @@ DOIT_CONFIG: dict[str, Any] = {
 def task_test() -> Iterator[dict[str, Any]]:
     """oac tests of the config named in [tool.oac] (pyproject.toml); doit skips the green ones."""
     gc.set_threshold(*RUN_THRESHOLDS)  # the whole doit process is one run: see gc_tuning
+    if watchdog.console_of("doit"):  # `doit test` runs user code watched from outside, as `oac test` does
+        watchdog.supervise()
+    watchdog.before_user_code(write_records_now)
     zygote.start()
     try:
         plan = TestPlan(build_options(Path.cwd(), command_line_values()))
