@@ -326,6 +326,15 @@ class SharedStore:
                                                        recorded, scope)
         return found
 
+    def outcomes(self) -> list[Outcome]:
+        """Every outcome this project holds, as it would be pushed (`oac state export`), in a fixed order."""
+        with self._errors("read"):
+            rows = self._conn.execute(
+                "select task_id, key, status, coalesce(finished_at, ''), imports, duration_s, scope "
+                "from oac_outcomes where project = %s order by task_id, key", (self.project,)).fetchall()
+        return [Outcome(task_id, key, status, finished, tuple(imports) if imports else None, duration, scope)
+                for task_id, key, status, finished, imports, duration, scope in rows]
+
     def push(self, outcomes: list[Outcome]) -> None:
         """Record outcomes in one transaction; the last one committed under a key is that key's outcome. Rows are
         written in a fixed order, so concurrent runners never deadlock on each other's rows."""
