@@ -116,6 +116,10 @@ def test_two_pipelines_of_the_shipped_workflow_on_a_real_database(pg, tmp_path: 
     assert (suite.get("tests"), suite.get("failures")) == ("5", "1")
 
     assert (merger / "history" / "state.jsonl").is_file()
+    unsharded = tmp_path / "unsharded"  # the pipeline's verdict is that of one unsharded run of the project
+    shutil.copytree(checkouts[0], unsharded, ignore=shutil.ignore_patterns(".oac", "history", "results"))
+    alone = run(f"{OAC} test agents:registry --config prod", unsharded, {})
+    assert alone.returncode == 1 and summary_line(alone.stdout) == summary_line(first.stdout)
 
     context["github.run_id"] = "102"  # the next push: fresh runners and databases; the shards restore the saved
     # history, whose green state lets them skip what the first pipeline proved
