@@ -69,7 +69,7 @@ def set_version(project: Project, version: str) -> None:
     project.write("mocks.py", MOCKS.format(helper=VERSIONS[version]))
 
 
-def run(project: Project, monkeypatch, *, fail: bool = False, state: str | None = None) -> str:
+def run(project: Project, monkeypatch, *, fail: bool = False, state: str | None = None, force: bool = False) -> str:
     from open_agent_compiler.tasks import build_options, run_tests
 
     monkeypatch.chdir(project.root)
@@ -80,7 +80,8 @@ def run(project: Project, monkeypatch, *, fail: bool = False, state: str | None 
     else:
         monkeypatch.delenv("T_FAIL", raising=False)
     out = io.StringIO()
-    run_tests(build_options(project.root, {"factory": "agents:registry", "config": "prod", "state": state}), out)
+    run_tests(build_options(project.root, {"factory": "agents:registry", "config": "prod", "state": state,
+                                           "force": force or None}), out)
     return out.getvalue()
 
 
@@ -123,9 +124,11 @@ class Store:
         from open_agent_compiler.tasks.shared_store import Known
 
         found: dict = {}
-        for index, outcome in enumerate(outcomes):  # in finish order: the last under a key is its outcome
-            found.setdefault(outcome.task_id, {})[outcome.key] = Known(
-                outcome.status, outcome.finished_at, outcome.imports, 1_000.0 + index)
+        for index, outcome in enumerate(outcomes):  # in push order; as the server: the last *finished* one wins
+            known = found.setdefault(outcome.task_id, {}).get(outcome.key)
+            if known is None or outcome.finished_at > known.finished_at:
+                found[outcome.task_id][outcome.key] = Known(outcome.status, outcome.finished_at, outcome.imports,
+                                                            1_000.0 + index)
         return found
 
     def fetch_under(self, prefix: str) -> dict:
@@ -144,6 +147,7 @@ SHARED = st.lists(st.tuples(st.sampled_from("AB"), st.sampled_from(["pass", "fai
 @given(local=LOCAL, shared=SHARED)
 @example(local=[], shared=[("B", "pass", "during")])  # the report: no local row, a pass pushed while this run planned
 @example(local=[("A", True)], shared=[("B", "pass", "before")])  # local state remembers the imports of older code
+@example(local=[("A", True), ("B", True)], shared=[])  # found by this test: the planned key's files stayed file_dep
 def test_a_shared_pass_under_the_identical_key_is_never_run_again(tmp_path_factory, monkeypatch, local, shared):
     from open_agent_compiler.tasks import shared_session
     from open_agent_compiler.tasks.shared_store import Outcome
@@ -162,9 +166,9 @@ def test_a_shared_pass_under_the_identical_key_is_never_run_again(tmp_path_facto
     task = keys[CURRENT][0]
 
     project = checkout(root, CURRENT)
-    for version, passed in local:  # this checkout's earlier runs
+    for version, passed in local:  # this checkout's earlier runs (forced: each one's outcome is its last run's)
         set_version(project, version)
-        run(project, monkeypatch, fail=not passed)
+        run(project, monkeypatch, fail=not passed, force=True)
     set_version(project, CURRENT)
     outcomes = [(when, Outcome(task, keys[version][1], status, f"2026-12-04T10:00:{index:02d}.000+00:00",
                                tuple(keys[version][2]), 0.1)) for index, (version, status, when) in enumerate(shared)]
@@ -175,7 +179,7 @@ def test_a_shared_pass_under_the_identical_key_is_never_run_again(tmp_path_facto
     out = run(project, monkeypatch, state="postgresql://oac@127.0.0.1:9/oac")
     ran = len(project.executions()) > len(before)
 
-    last_shared = {o.key: o.status for _, o in outcomes}  # the last outcome under each key, anywhere
+    last_shared = {o.key: o.status for _, o in outcomes}  # the last to finish under each key, anywhere
     current_key = keys[CURRENT][1]
     if current_key in last_shared:
         green = last_shared[current_key] == "pass"

@@ -586,7 +586,10 @@ def test_action(run_id: str, task: Any) -> None | TaskFailed:
     else:
         outcome, imports = ran[0], ran[1]
     repeat = plan.repeat_of.get(task.name)
+    planned = plan.keys[test_id]
     plan.adopt_imports(test_id, imports)
+    if plan.keys[test_id] != planned:  # keyed again over what it loaded: no file only the planned key covered
+        task.file_dep = set(plan.file_dep(test_id))  # stays a dep (doit would run it again for a removed one)
     if imports:  # they are file_dep from now on (doit saves their state after we return; -n: sent back with us)
         found = (str(plan.root / path) for path in imports if not path.endswith("/"))  # a folder: in the key only
         task.file_dep = {*task.file_dep, *(path for path in found if os.path.isfile(path))}
