@@ -71,6 +71,14 @@ def _backend() -> OacStateDB | None:
     return backend if isinstance(backend, OacStateDB) else None
 
 
+def _later(shared_at: str | None, local_at: str | None) -> bool:
+    """Whether the shared outcome finished after the local pass (unknown times: the local one is kept)."""
+    from open_agent_compiler.tasks.shared_store import finished_epoch
+
+    shared, local = finished_epoch(shared_at), finished_epoch(local_at)
+    return shared is not None and local is not None and shared > local
+
+
 def _failed_last(task_name: str) -> bool:
     backend = _backend()
     return backend is not None and backend.failed_last(task_name)
@@ -228,12 +236,20 @@ class OacReporter:
         saved = _saved_values(task.name)
         if _failed_last(task.name):
             return "last run failed"
+        backend = _backend()
+        saved_parts = (backend.parts(task.name) if backend is not None else saved.get("parts")) if saved else None
+        # the last key recorded for the test in the shared state, when it is newer than the local one (or the
+        # local one has no parts: never ran here, or a pass adopted from the shared state)
+        shared = plan.shared.last_parts(task.name) if plan.shared is not None else None
+        if shared is not None and (not saved_parts or _later(shared[0], saved.get("at"))):
+            at, parts = shared
+            changed = plan.parts_of(test_id).changes_since(parts)
+            return (f"changed since the shared run of {at}: " + ", ".join(changed) if changed
+                    else f"last run failed (shared, {at})")
         if not saved:
             return "never ran"
         if saved.get("status") != "pass":
             return f"last run was {saved.get('status')}"
-        backend = _backend()
-        saved_parts = backend.parts(task.name) if backend is not None else saved.get("parts")
         changed = plan.parts_of(test_id).changes_since(saved_parts or {})
         return "changed: " + ", ".join(changed) if changed else "key changed"
 
@@ -266,7 +282,8 @@ class OacReporter:
         if backend is not None:  # doit removed its green state; --explain says why it runs next time
             plan, test_id = info
             backend.mark_failed(task.name, plan.keys[test_id], task.meta.get("oac_finished") or now_iso(),
-                                outcome.duration_s if outcome is not None else None)
+                                outcome.duration_s if outcome is not None else None,
+                                plan.keyer.view_of(test_id) if backend.shared is not None else None)
         if outcome is None:  # never reached our action: a dependency failed, or doit itself refused
             text = " ".join(str(exception.get_msg() if hasattr(exception, "get_msg") else exception).split())
             if isinstance(exception, UnmetDependency) and info[0].compile_error:  # the cause, not only the task

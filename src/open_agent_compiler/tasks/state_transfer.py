@@ -15,14 +15,15 @@ from open_agent_compiler import fsio
 from open_agent_compiler.errors import OacError
 from open_agent_compiler.tasks.shared_store import Outcome, SharedStore
 
-FIELDS = ("test", "key", "status", "finished_at", "imports", "duration_s", "scope")
+FIELDS = ("test", "key", "status", "finished_at", "imports", "duration_s", "scope", "parts")
 
 
 def export_outcomes(store: SharedStore, output: Path) -> int:
     """Write every outcome of the store's project to `output` (atomically); how many."""
     found = store.outcomes()
     data = "".join(json.dumps(dict(zip(FIELDS, (o.task_id, o.key, o.status, o.finished_at,
-                                                list(o.imports) if o.imports else None, o.duration_s, o.scope))),
+                                                list(o.imports) if o.imports else None, o.duration_s, o.scope,
+                                                o.parts))),
                               ensure_ascii=False, separators=(",", ":")) + "\n" for o in found)
     absolute = Path(os.path.abspath(output))
     fsio.write_file(fsio.trusted_root(absolute), str(absolute), data.encode("utf-8", "backslashreplace"),
@@ -52,7 +53,7 @@ def _outcome(line: str, where: str) -> Outcome:
     if not isinstance(row, dict):
         raise OacError(f"{where}: not a JSON object (a line of `oac state export`)")
     task_id, key, status, finished = (row.get(name) for name in FIELDS[:4])
-    imports, duration, scope = row.get("imports"), row.get("duration_s"), row.get("scope")
+    imports, duration, scope, parts = (row.get(name) for name in FIELDS[4:])
     if not (isinstance(task_id, str) and task_id and isinstance(key, str) and key):
         raise OacError(f"{where}: 'test' and 'key' must be non-empty strings")
     if status not in ("pass", "fail"):
@@ -66,5 +67,7 @@ def _outcome(line: str, where: str) -> Outcome:
         raise OacError(f"{where}: 'duration_s' must be a finite number or null")
     if scope is not None and not isinstance(scope, str):
         raise OacError(f"{where}: 'scope' must be a string or null")
+    if parts is not None and not isinstance(parts, dict):
+        raise OacError(f"{where}: 'parts' must be an object or null")
     return Outcome(task_id, key, status, finished, tuple(imports) if imports else None,
-                   float(duration) if duration is not None else None, scope)
+                   float(duration) if duration is not None else None, scope, parts)
