@@ -40,3 +40,20 @@ def test_a_bad_line_is_one_line_naming_it_and_nothing_is_imported(pg, tmp_path: 
     assert done.stderr == f"oac: {bad}:2: 'status' must be \"pass\" or \"fail\"\n"
     status = project.oac("state", "status", "--format", "json", env=pg.env(pg.database), check_code=0)
     assert json.loads(status.stdout)["shared"]["keys"] == 0
+
+
+def test_export_since_keeps_only_what_finished_within_the_age(pg, tmp_path: Path) -> None:
+    from datetime import datetime, timedelta, timezone
+
+    project = make(tmp_path / "proj")
+    now = datetime.now(timezone.utc)
+    old, recent = ((now - timedelta(days=days)).isoformat(timespec="milliseconds") for days in (31, 29))
+    given = project.write("given.jsonl", line("test:prod:old", "k", "pass", old)
+                          + line("test:prod:recent", "k", "pass", recent) + line("test:prod:unknown", "k", "pass", ""))
+    env = pg.env(pg.database)
+    project.oac("state", "import", str(given), env=env, check_code=0)
+    out = tmp_path / "kept.jsonl"
+    done = project.oac("state", "export", "--since", "30", "-o", str(out), env=env, check_code=0)  # 30 is days
+    assert "wrote 2 outcomes" in done.stdout
+    assert [json.loads(text)["test"] for text in out.read_text().splitlines()] == ["test:prod:recent",
+                                                                                 "test:prod:unknown"]

@@ -246,8 +246,8 @@ jobs:
           pattern: oac-results-*
           path: results
           merge-multiple: true
-      # the pipeline's green state: every shard's outcomes (under each key the run that finished last), kept with
-      # the history for the next pipeline
+      # the pipeline's green state: every shard's outcomes (under each key the run that finished last) of the last
+      # HISTORY_DAYS days, kept with the history for the next pipeline
       - name: Merge shard state
         if: always()
         run: |
@@ -256,7 +256,7 @@ jobs:
           exports=(results/state-*.jsonl)
           if [ "${#exports[@]}" -gt 0 ]; then
             oac state import "${exports[@]}"
-            oac state export -o history/state.jsonl
+            oac state export --since "${HISTORY_DAYS}d" -o history/state.jsonl
           fi
       # one summary, JUnit file and annotation per failing test for the whole pipeline; the history kept is the
       # last HISTORY_DAYS days

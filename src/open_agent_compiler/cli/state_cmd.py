@@ -83,14 +83,16 @@ def _required_store() -> "SharedStore":
 @state_group.command("export")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), required=True,
               help="The JSONL file to write (replaced atomically).")
+@click.option("--since", default=None, help="Only outcomes that finished within this age, e.g. 30d (s, m, h, d, w).")
 @one_line_errors
-def export_command(output: Path) -> None:
+def export_command(output: Path, since: str | None) -> None:
     """Write every shared outcome of the project (test, key, pass/fail, finish time, files) to a JSONL file."""
     from open_agent_compiler.tasks.state_transfer import export_outcomes
 
+    since_s = parse_age(since) if since is not None else None
     store = _required_store()
     try:
-        count = export_outcomes(store, output)
+        count = export_outcomes(store, output, since_s)
     finally:
         store.close()
     click.echo(f"oac state export: wrote {count} outcomes of {store.where} to {output}")

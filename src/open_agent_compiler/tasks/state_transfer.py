@@ -8,19 +8,24 @@ naming the file and line, and nothing is imported."""
 import json
 import math
 import os
+import time
 from pathlib import Path
 from typing import Any
 
 from open_agent_compiler import fsio
 from open_agent_compiler.errors import OacError
-from open_agent_compiler.tasks.shared_store import Outcome, SharedStore
+from open_agent_compiler.tasks.shared_store import Outcome, SharedStore, finished_epoch
 
 FIELDS = ("test", "key", "status", "finished_at", "imports", "duration_s", "scope", "parts")
 
 
-def export_outcomes(store: SharedStore, output: Path) -> int:
-    """Write every outcome of the store's project to `output` (atomically); how many."""
+def export_outcomes(store: SharedStore, output: Path, since_s: float | None = None) -> int:
+    """Write every outcome of the store's project to `output` (atomically); how many. `since_s`: only those that
+    finished in the last so many seconds (an outcome without a readable finish time is kept)."""
     found = store.outcomes()
+    if since_s is not None:
+        cutoff = time.time() - since_s
+        found = [o for o in found if (at := finished_epoch(o.finished_at)) is None or at >= cutoff]
     data = "".join(json.dumps(dict(zip(FIELDS, (o.task_id, o.key, o.status, o.finished_at,
                                                 list(o.imports) if o.imports else None, o.duration_s, o.scope,
                                                 o.parts))),
