@@ -61,3 +61,14 @@ def test_a_shared_row_without_parts_explains_as_before(pg, tmp_path):
     second.write("gamma.txt", "v2\n")
     why = explained(second.test("--explain", env=env))
     assert why == {"gamma-ok": "never ran"}, why
+
+
+def test_a_newer_shared_failure_is_said_over_an_older_local_pass(pg, tmp_path):
+    env = pg.env(pg.database)
+    first = make(tmp_path / "first")
+    first.test(env=env)
+    second = clone(first, tmp_path / "second")
+    second.test("--force", env=env)  # passes of its own, with their parts
+    first.test("--filter", "beta", "--force", env={**env, "BETA_FAIL": "1"}, code=1)  # later, under the same key
+    why = explained(second.test("--explain", "--filter", "beta", env=env))
+    assert why["beta-ok"].startswith("last run failed (shared, 20"), why  # not 'key changed' (its local pass)
