@@ -107,6 +107,7 @@ class OacReporter:
         self._repeats: Repeats | None = None
         self.keep_plans = False  # the pytest plugin runs one plan's tasks over many doit runs
         self.stoppable = False  # `oac test` runs doit with runners that stop when told (-x/--maxfail)
+        self._started: Any = None  # the test task doit last started (an interrupt may land before it is reported)
 
     # helpers ------------------------------------------------------------------------------------------------
     @staticmethod
@@ -226,6 +227,8 @@ class OacReporter:
         if self._foreign(task) and task.actions:
             self._say(f".  {task.title()}")
         info = self._test_info(task)
+        if info:
+            self._started = task
         if info and info[0].options.explain:
             plan, test_id = info
             self._say(f"  run {plan.by_id[test_id].name!r}: {self._why(task, plan, test_id)}")
@@ -339,6 +342,10 @@ class OacReporter:
         if isinstance(sys.exc_info()[1], KeyboardInterrupt):  # doit completes the run in a `finally`
             # tests the interrupt kept from being dispatched were discovered all the same
             self.tally.discovered = max(self.tally.discovered, sum(len(plan.cases) for plan in self._plans))
+            started, self._started = self._started, None
+            outcome = (started.meta or {}).get("oac_outcome") if started is not None else None
+            if outcome is not None and outcome.status != "fail":  # it passed and was recorded; the interrupt came
+                self.add_success(started)  # while doit saved it, before doit reported it
         close_logs()
         for plan in self._plans if not self.keep_plans else ():
             retire(plan.run_id)
