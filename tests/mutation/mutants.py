@@ -318,6 +318,8 @@ MUTANTS: list[Mutant] = [
       "ran = list(outcomes)", "skipped repeats counted as runs"),
     M("T12", "history", "tasks/backend.py", "and flusher.ident is not None:", ":",
       "a never-started flusher joined after Ctrl-C"),
+    M("T13", "shared", "tasks/reporter.py", "                self.add_success(started)  # while doit saved it",
+      "                pass  # while doit saved it", "a test that passed as Ctrl-C landed in its save left uncounted"),
     M("H01", "history", "history/merge.py", 'status = "fail" if where in conflicted else record["status"]',
       'status = record["status"]', "a merge conflict counted as its latest status"),
     M("H02", "history", "history/merge.py", '        if record.get("repeat"):\n            continue',
