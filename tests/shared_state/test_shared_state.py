@@ -199,7 +199,7 @@ def test_the_schema_is_versioned_and_a_newer_one_is_refused(pg, tmp_path):
     proj = make(tmp_path / "proj")
     proj.test(env=env)
     with psycopg.connect(pg.url(pg.database), password=PASSWORD, autocommit=True) as conn:
-        assert conn.execute("select max(version) from oac_schema").fetchone()[0] == 2
+        assert conn.execute("select max(version) from oac_schema").fetchone()[0] == 3
         conn.execute("insert into oac_schema (version) values (99)")
     done = proj.test("--require-shared-state", env=env, code=2)
     assert "schema version 99 is newer" in done.stderr
@@ -337,7 +337,7 @@ def test_a_version_1_database_is_migrated_and_its_passes_still_count(pg, tmp_pat
     monkeypatch.setenv("PGPASSWORD", PASSWORD)
     store = SharedStore(pg.url(pg.database), "demo").connect()
     try:
-        assert store.status()["schema_version"] == 2
+        assert store.status()["schema_version"] == 3
         assert store.fetch(["t"])["t"]["k"].status == "pass" and store.fetch(["t"])["t"]["k"].scope is None
     finally:
         store.close()

@@ -1,7 +1,8 @@
 """The one shipped CI workflow (`oac init` writes it; examples/ci/github-actions.yml is the same with the example's
-config): its shell steps run here as GitHub's runners would run them — three shards in three checkouts sharing
-green state on a real PostgreSQL database, the merge job's merge and report — over two pipelines, the second one
-restoring the history the first one saved."""
+config): its shell steps run here as GitHub's runners would run them — three shards in three fresh checkouts, each
+job with its own PostgreSQL service container (here: a fresh database of the job's own on a real server), the
+merge job's state merge, results merge and report — over two pipelines, the second one restoring the history (and
+the green state in it) the first one saved."""
 
 import os
 import re
@@ -12,6 +13,7 @@ from pathlib import Path
 
 import yaml
 from engine_project import OAC, REPO, SUMMARY, summary_line
+from pg_server import PASSWORD
 
 from open_agent_compiler.cli.scaffold_files import FILES
 
@@ -47,29 +49,44 @@ def test_the_install_step_without_oac_requirement_fails_with_one_line(tmp_path: 
     assert done.stdout == "::error::set the repository variable OAC_REQUIREMENT to how this project installs oac\n"
 
 
-def pipeline(flow: dict, checkouts: list[Path], merger: Path, context: dict[str, str]) -> subprocess.CompletedProcess:
-    """One workflow run: each shard in its checkout (history restored from the merge job's last save), then the
+def service(job: dict, pg, name: str) -> dict[str, str]:
+    """The job's PostgreSQL service container as this machine's server stands in for it: a database of the job's
+    own, created empty (a container lives only as long as its job)."""
+    postgres = job["services"]["postgres"]
+    assert postgres["image"].startswith("postgres:") and postgres["ports"] == ["5432:5432"]
+    user, database = postgres["env"]["POSTGRES_USER"], postgres["env"]["POSTGRES_DB"]
+    assert job["env"]["OAC_STATE_URL"] == f"postgresql://{user}@127.0.0.1:5432/{database}"
+    return {"OAC_STATE_URL": pg.url(pg.fresh_database(name)), "PGPASSWORD": PASSWORD}
+
+
+def pipeline(flow: dict, checkouts: list[Path], merger: Path, context: dict[str, str], pg) -> subprocess.CompletedProcess:
+    """One workflow run: each shard in a fresh checkout (history restored from the merge job's last save), then the
     merge job over the shards' uploaded results."""
     test_job, merge_job = flow["jobs"]["test"], flow["jobs"]["merge"]
     shards = test_job["strategy"]["matrix"]["shard"]
     base = {k: expand(v, context) for k, v in flow["env"].items()}
-    runner = {"GITHUB_ACTIONS": "true", "GITHUB_RUN_ID": context["github.run_id"], "GITHUB_RUN_ATTEMPT": "1",
-              "GITHUB_SHA": "5" * 40}
-    (merger / "results").mkdir(parents=True, exist_ok=True)
+    run_id = context["github.run_id"]
+    runner = {"GITHUB_ACTIONS": "true", "GITHUB_RUN_ID": run_id, "GITHUB_RUN_ATTEMPT": "1", "GITHUB_SHA": "5" * 40}
+    shutil.rmtree(merger / "results", ignore_errors=True)
+    (merger / "results").mkdir(parents=True)
     for shard, checkout in zip(shards, checkouts):
-        shutil.rmtree(checkout / "history", ignore_errors=True)
-        shutil.rmtree(checkout / "results", ignore_errors=True)
+        for made in ("history", "results", ".oac"):  # a fresh runner: nothing but the checkout and the cache
+            shutil.rmtree(checkout / made, ignore_errors=True)
         if (merger / "history").is_dir():  # actions/cache/restore
             shutil.copytree(merger / "history", checkout / "history")
         env = {**base, **runner, **{k: expand(v, {**context, "matrix.shard": str(shard)})
-                                    for k, v in test_job["env"].items()}}
+                                    for k, v in test_job["env"].items()},
+               **service(test_job, pg, f"{pg.database}_{run_id}_{shard}")}
         done = run(step(test_job, "Run shard"), checkout, env)
         assert done.returncode in (0, 1), done.stdout + done.stderr
         assert "::error" not in done.stdout  # annotations come once, from the merge
         for produced in (checkout / "results").iterdir():  # upload-artifact, then download-artifact
             shutil.copy(produced, merger / "results" / produced.name)
-    merged = run(step(merge_job, "Merge shard results"), merger, {**base, **runner})
-    report = run(step(merge_job, "Report"), merger, {**base, **runner})
+    env = {**base, **runner, **merge_job["env"], **service(merge_job, pg, f"{pg.database}_{run_id}_merge")}
+    state = run(step(merge_job, "Merge shard state"), merger, env)
+    assert state.returncode == 0, state.stdout + state.stderr
+    merged = run(step(merge_job, "Merge shard results"), merger, env)
+    report = run(step(merge_job, "Report"), merger, env)
     assert report.returncode == 0, report.stdout + report.stderr
     assert (merger / "results" / "report.html").stat().st_size > 1000
     return merged
@@ -78,18 +95,17 @@ def pipeline(flow: dict, checkouts: list[Path], merger: Path, context: dict[str,
 def test_two_pipelines_of_the_shipped_workflow_on_a_real_database(pg, tmp_path: Path) -> None:
     flow = yaml.safe_load(EXAMPLE.read_text())
     checkouts = []
-    for name in ("runner-1", "runner-2", "runner-3"):
+    for name in ("runner-1", "runner-2", "runner-3", "merge-job"):
         shutil.copytree(REPO / "examples" / "quickstart", tmp_path / name,
                         ignore=shutil.ignore_patterns(".oac", "__pycache__"))
         (tmp_path / name / "pyproject.toml").write_text('[tool.oac]\nproject = "quickstart"\n')
         checkouts.append(tmp_path / name)
         text = (tmp_path / name / "agents.py").read_text()
         (tmp_path / name / "agents.py").write_text(text.replace('expected="tool.mock")', 'expected="nope")'))
-    merger = tmp_path / "merge-job"
-    context = {"vars.OAC_STATE_URL": pg.url(pg.database), "secrets.OAC_STATE_PASSWORD": pg.env()["PGPASSWORD"],
-               "vars.OAC_REQUIREMENT": "unused here", "github.run_id": "101"}
+    merger = checkouts.pop()
+    context = {"vars.OAC_REQUIREMENT": "unused here", "github.run_id": "101"}
 
-    first = pipeline(flow, checkouts, merger, context)
+    first = pipeline(flow, checkouts, merger, context, pg)
     assert first.returncode == 1 and summary_line(first.stdout) == SUMMARY.format(5, 3, 1, 0, 1)
     line = next(n for n, text in enumerate((checkouts[0] / "agents.py").read_text().splitlines(), 1)
                 if 'ToolTest(name="echo-default-mock"' in text)
@@ -99,8 +115,15 @@ def test_two_pipelines_of_the_shipped_workflow_on_a_real_database(pg, tmp_path: 
     suite = ET.parse(merger / "results" / "junit.xml").getroot()
     assert (suite.get("tests"), suite.get("failures")) == ("5", "1")
 
-    context["github.run_id"] = "102"  # the next push: the shards restore the saved history, skip what is green
-    second = pipeline(flow, checkouts, merger, context)
+    assert (merger / "history" / "state.jsonl").is_file()
+    unsharded = tmp_path / "unsharded"  # the pipeline's verdict is that of one unsharded run of the project
+    shutil.copytree(checkouts[0], unsharded, ignore=shutil.ignore_patterns(".oac", "history", "results"))
+    alone = run(f"{OAC} test agents:registry --config prod", unsharded, {})
+    assert alone.returncode == 1 and summary_line(alone.stdout) == summary_line(first.stdout)
+
+    context["github.run_id"] = "102"  # the next push: fresh runners and databases; the shards restore the saved
+    # history, whose green state lets them skip what the first pipeline proved
+    second = pipeline(flow, checkouts, merger, context, pg)
     assert second.returncode == 1 and summary_line(second.stdout) == SUMMARY.format(5, 0, 1, 3, 1)
     results = run(f"{OAC} results --results history/all.jsonl", merger, {}).stdout.splitlines()
     assert results[1] == "failing (1):"

@@ -53,8 +53,8 @@ def test_the_outbox_is_emptied_of_every_pushed_outcome(pg, monkeypatch, tmp_path
     db = tmp_path / "state.sqlite3"
     conn = sqlite3.connect(db)
     conn.execute(OUTBOX_DDL)
-    conn.executemany(f"insert into shared_outbox ({OUTBOX_COLUMNS}) values (?, ?, ?, ?, ?, ?, ?)",
-                     [(f"t{i}", "k", "pass", T1, None, 1.0, None) for i in range(3)])
+    conn.executemany(f"insert into shared_outbox ({OUTBOX_COLUMNS}) values (?, ?, ?, ?, ?, ?, ?, ?)",
+                     [(f"t{i}", "k", "pass", T1, None, 1.0, None, None) for i in range(3)])
     conn.commit()
     conn.close()
     monkeypatch.setenv("PGPASSWORD", PASSWORD)

@@ -140,11 +140,13 @@ target = "build/opencode"
 from open_agent_compiler.tasks import DOIT_CONFIG, task_compile, task_test  # noqa: F401
 """,
     '.github/workflows/agents.yml': """\
-# The project's tests over a GitHub Actions matrix (docs/ci.md): three shards that share green state through
-# PostgreSQL, one merge job that writes the pipeline's JUnit, annotations and report, and carries the history.
-# Repository settings it reads: variables OAC_REQUIREMENT (how to install oac: a pinned requirement, a wheel URL
-# or a git URL) and, for shared state, OAC_STATE_URL (postgresql://user@host/db, no password) with the secret
-# OAC_STATE_PASSWORD. Without OAC_STATE_URL each shard keeps local state only: it runs every test of its shard.
+# The project's tests over a GitHub Actions matrix (docs/ci.md): three shards, one merge job that writes the
+# pipeline's JUnit, annotations and report, and carries the history. Each job has a PostgreSQL service container
+# for the shared green state; a container lives only as long as its job, so the merge job saves every shard's
+# outcomes with the history and the next pipeline's shards start from them: a key any shard proved is skipped.
+# Repository setting it reads: the variable OAC_REQUIREMENT (how to install oac: a pinned requirement, a wheel URL
+# or a git URL). To share greens with other machines too, point OAC_STATE_URL at a database that outlives
+# pipelines (and PGPASSWORD at a secret) instead of the service's.
 name: agents
 
 on: [push, pull_request]
@@ -163,10 +165,20 @@ jobs:
       fail-fast: false
       matrix:
         shard: [1, 2, 3]
+    services:
+      postgres:  # this job's shared state: a throwaway database, reachable from this job only
+        image: postgres:16
+        env:
+          POSTGRES_USER: oac
+          POSTGRES_DB: oac
+          POSTGRES_HOST_AUTH_METHOD: trust
+        ports:
+          - 5432:5432
+        options: >-
+          --health-cmd "pg_isready -U oac" --health-interval 2s --health-timeout 5s --health-retries 30
     env:
       SHARD: ${{ matrix.shard }}
-      OAC_STATE_URL: ${{ vars.OAC_STATE_URL }}
-      PGPASSWORD: ${{ secrets.OAC_STATE_PASSWORD }}
+      OAC_STATE_URL: postgresql://oac@127.0.0.1:5432/oac
     steps:
       - uses: actions/checkout@v4
       - uses: actions/setup-python@v5
@@ -178,7 +190,7 @@ jobs:
             echo "::error::set the repository variable OAC_REQUIREMENT to how this project installs oac"
             exit 1
           fi
-          pip install "$OAC_REQUIREMENT"
+          pip install "$OAC_REQUIREMENT" "psycopg[binary]>=3.1,<4"
       # every shard reads the same history (the last merge's), so --shard-by duration splits alike everywhere
       - uses: actions/cache/restore@v4
         with:
@@ -190,8 +202,13 @@ jobs:
           mkdir -p results history
           touch history/all.jsonl
           cp history/all.jsonl "results/shard-$SHARD.jsonl"
+          if [ -f history/state.jsonl ]; then oac state import history/state.jsonl; fi  # the last pipeline's greens
+          status=0
           GITHUB_ACTIONS=false oac test "$FACTORY" --config "$CONFIG" --shard "$SHARD/$SHARDS" --shard-by duration \\
-            --results "results/shard-$SHARD.jsonl" --junit "results/junit-$SHARD.xml"
+            --results "results/shard-$SHARD.jsonl" --junit "results/junit-$SHARD.xml" --require-shared-state \\
+            || status=$?
+          oac state export -o "results/state-$SHARD.jsonl"  # failures too: a failure cancels an older pass
+          exit "$status"
       - uses: actions/upload-artifact@v4
         if: always()
         with:
@@ -202,13 +219,26 @@ jobs:
     needs: test
     if: always()
     runs-on: ubuntu-latest
+    services:
+      postgres:  # this job's shared state: a throwaway database, reachable from this job only
+        image: postgres:16
+        env:
+          POSTGRES_USER: oac
+          POSTGRES_DB: oac
+          POSTGRES_HOST_AUTH_METHOD: trust
+        ports:
+          - 5432:5432
+        options: >-
+          --health-cmd "pg_isready -U oac" --health-interval 2s --health-timeout 5s --health-retries 30
+    env:
+      OAC_STATE_URL: postgresql://oac@127.0.0.1:5432/oac
     steps:
       - uses: actions/checkout@v4
       - uses: actions/setup-python@v5
         with:
           python-version: "3.12"
       - name: Install oac
-        run: pip install "$OAC_REQUIREMENT"
+        run: pip install "$OAC_REQUIREMENT" "psycopg[binary]>=3.1,<4"
       - name: Compiled output is current
         run: oac compile --check   # fails, listing the files, when the committed build/ is not up to date
       - uses: actions/download-artifact@v4
@@ -216,6 +246,18 @@ jobs:
           pattern: oac-results-*
           path: results
           merge-multiple: true
+      # the pipeline's green state: every shard's outcomes (under each key the run that finished last) of the last
+      # HISTORY_DAYS days, kept with the history for the next pipeline
+      - name: Merge shard state
+        if: always()
+        run: |
+          mkdir -p history
+          shopt -s nullglob
+          exports=(results/state-*.jsonl)
+          if [ "${#exports[@]}" -gt 0 ]; then
+            oac state import "${exports[@]}"
+            oac state export --since "${HISTORY_DAYS}d" -o history/state.jsonl
+          fi
       # one summary, JUnit file and annotation per failing test for the whole pipeline; the history kept is the
       # last HISTORY_DAYS days
       - name: Merge shard results

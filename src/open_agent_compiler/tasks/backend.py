@@ -28,7 +28,8 @@ from typing import Any, NamedTuple
 
 from open_agent_compiler import fsio
 from open_agent_compiler.errors import OacError
-from open_agent_compiler.tasks.shared_session import OUTBOX_COLUMNS, OUTBOX_DDL, SharedSession, outbox_rows, session_for
+from open_agent_compiler.tasks.shared_session import (OUTBOX_ADDED, OUTBOX_COLUMNS, OUTBOX_DDL, SharedSession,
+                                                     outbox_rows, session_for)
 from open_agent_compiler.tasks.shared_store import Outcome
 from open_agent_compiler.tasks.state_paths import state_error
 
@@ -170,12 +171,14 @@ class OacStateDB:
         conn.execute("pragma synchronous=normal")
         conn.execute(f"pragma cache_size={CACHE_KIB}")
         conn.execute(OUTBOX_DDL)
-        if "scope" not in {row[1] for row in conn.execute("pragma table_info(shared_outbox)")}:
-            try:  # an outbox from before scopes were shared
-                conn.execute("alter table shared_outbox add column scope text")
-            except sqlite3.OperationalError as exc:
-                if "duplicate column" not in str(exc):  # another run added it first
-                    raise
+        outbox = {row[1] for row in conn.execute("pragma table_info(shared_outbox)")}
+        for column in OUTBOX_ADDED:
+            if column not in outbox:
+                try:  # an outbox from before scopes (key parts) were shared
+                    conn.execute(f"alter table shared_outbox add column {column} text")
+                except sqlite3.OperationalError as exc:
+                    if "duplicate column" not in str(exc):  # another run added it first
+                        raise
         conn.execute("create table if not exists doit (task_id text not null primary key, task_data json, "
                      + ", ".join(f"{column} text" for column in COLUMNS) + ")")
         columns = {row[1] for row in conn.execute("pragma table_info(doit)")}
@@ -259,7 +262,7 @@ class OacStateDB:
                 imports = value.get("imports")
                 self._outbox.append(Outcome(task_id, value["key"], "pass", value.get("at") or "",
                                             tuple(imports) if imports else None, value.get("duration_s"),
-                                            value.get("scope")))
+                                            value.get("scope"), value.get("parts")))
         if self._flusher is None:
             self._start_flusher()
 
@@ -299,13 +302,13 @@ class OacStateDB:
 
     # ours ---------------------------------------------------------------------------------------------------
     def mark_failed(self, task_id: str, key: str | None = None, at: str = "",
-                    duration_s: float | None = None) -> None:
+                    duration_s: float | None = None, parts: dict[str, Any] | None = None) -> None:
         """A failed run: --explain says so, and under shared state the failure cancels the key's pass everywhere."""
         with self._lock:
             self._cache[task_id] = {FAILED: True}
             self._dirty.add(task_id)
             if self.shared is not None and key is not None:
-                self._outbox.append(Outcome(task_id, key, "fail", at, None, duration_s))
+                self._outbox.append(Outcome(task_id, key, "fail", at, None, duration_s, parts=parts))
 
     def failed_last(self, task_id: str) -> bool:
         return FAILED in self._row(task_id)
@@ -370,7 +373,7 @@ class OacStateDB:
                 conn.executemany("insert or replace into doit (task_id, task_data, " + ", ".join(COLUMNS)
                                  + ") values (?, ?, " + ", ".join("?" for _ in COLUMNS) + ")", rows)
                 conn.executemany("delete from doit where task_id = ?", gone)
-                conn.executemany(f"insert into shared_outbox ({OUTBOX_COLUMNS}) values (?, ?, ?, ?, ?, ?, ?)",
+                conn.executemany(f"insert into shared_outbox ({OUTBOX_COLUMNS}) values (?, ?, ?, ?, ?, ?, ?, ?)",
                                  outbox)
             self._write(work)
             # Committed: a done task's row is read back from the file if anything asks again (cold peak RSS:

@@ -33,6 +33,7 @@ from open_agent_compiler.tasks.file_checker import OacFileChecker
 from open_agent_compiler.tasks.parallel import main_concludes
 from open_agent_compiler.tasks.records import ResultsLogLost, append_record, build_record
 from open_agent_compiler.tasks.settings import TestOptions
+from open_agent_compiler.tasks.shared_keys import shared_pass_key
 from open_agent_compiler.errors import OacError, ResultsError
 from open_agent_compiler.tasks.state_paths import check_state_paths
 from open_agent_compiler.usercode import project_imports, reads
@@ -204,6 +205,10 @@ class TestPlan:
         for test_id, name in self.names.items():
             key = self.keys[test_id]
             known = shared.last(name, key)
+            if known is None and (found := shared_pass_key(self.keyer, shared, self.root, test_id, name)):
+                self.keyer.rekey(test_id, found[1])  # its key over the files a shared pass of it loaded
+                key = self.keys[test_id] = found[0]
+                known = shared.last(name, key)
             if known is not None and known.status == "pass":
                 shared.adopt(name, key, known, {path: checker.digest(path) for path in self.file_dep(test_id)})
 
@@ -585,7 +590,10 @@ def test_action(run_id: str, task: Any) -> None | TaskFailed:
     else:
         outcome, imports = ran[0], ran[1]
     repeat = plan.repeat_of.get(task.name)
+    planned = plan.keys[test_id]
     plan.adopt_imports(test_id, imports)
+    if plan.keys[test_id] != planned:  # keyed again over what it loaded: no file only the planned key covered
+        task.file_dep = set(plan.file_dep(test_id))  # stays a dep (doit would run it again for a removed one)
     if imports:  # they are file_dep from now on (doit saves their state after we return; -n: sent back with us)
         found = (str(plan.root / path) for path in imports if not path.endswith("/"))  # a folder: in the key only
         task.file_dep = {*task.file_dep, *(path for path in found if os.path.isfile(path))}

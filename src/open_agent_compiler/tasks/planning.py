@@ -138,6 +138,20 @@ class Keyer:
         self.discovered[test_id] = discovered
         self._parts.pop(test_id, None)
 
+    def key_over(self, test_id: str, discovered: list[str]) -> str:
+        """The test's key were its discovered files these; the plan's own keying of it is left as it was."""
+        before = self.discovered.get(test_id), self._parts.get(test_id)
+        self.rekey(test_id, discovered)
+        try:
+            return self.parts_of(test_id).key()
+        finally:
+            self.discovered.pop(test_id, None)
+            self._parts.pop(test_id, None)
+            if before[0] is not None:
+                self.discovered[test_id] = before[0]
+            if before[1] is not None:
+                self._parts[test_id] = before[1]
+
     def forget_parts(self, test_id: str) -> None:
         """The test is recorded and saved: let its parts go (asked again, they are computed again, the same)."""
         self._parts.pop(test_id, None)

@@ -71,6 +71,14 @@ def _backend() -> OacStateDB | None:
     return backend if isinstance(backend, OacStateDB) else None
 
 
+def _later(shared_at: str | None, local_at: str | None) -> bool:
+    """Whether the shared outcome finished after the local pass (unknown times: the local one is kept)."""
+    from open_agent_compiler.tasks.shared_store import finished_epoch
+
+    shared, local = finished_epoch(shared_at), finished_epoch(local_at)
+    return shared is not None and local is not None and shared > local
+
+
 def _failed_last(task_name: str) -> bool:
     backend = _backend()
     return backend is not None and backend.failed_last(task_name)
@@ -99,6 +107,7 @@ class OacReporter:
         self._repeats: Repeats | None = None
         self.keep_plans = False  # the pytest plugin runs one plan's tasks over many doit runs
         self.stoppable = False  # `oac test` runs doit with runners that stop when told (-x/--maxfail)
+        self._started: Any = None  # the test task doit last started (an interrupt may land before it is reported)
 
     # helpers ------------------------------------------------------------------------------------------------
     @staticmethod
@@ -218,6 +227,8 @@ class OacReporter:
         if self._foreign(task) and task.actions:
             self._say(f".  {task.title()}")
         info = self._test_info(task)
+        if info:
+            self._started = task
         if info and info[0].options.explain:
             plan, test_id = info
             self._say(f"  run {plan.by_id[test_id].name!r}: {self._why(task, plan, test_id)}")
@@ -228,12 +239,20 @@ class OacReporter:
         saved = _saved_values(task.name)
         if _failed_last(task.name):
             return "last run failed"
+        backend = _backend()
+        saved_parts = (backend.parts(task.name) if backend is not None else saved.get("parts")) if saved else None
+        # the last key recorded for the test in the shared state, when it is newer than the local one (or the
+        # local one has no parts: never ran here, or a pass adopted from the shared state)
+        shared = plan.shared.last_parts(task.name) if plan.shared is not None else None
+        if shared is not None and (not saved_parts or _later(shared[0], saved.get("at"))):
+            at, parts = shared
+            changed = plan.parts_of(test_id).changes_since(parts)
+            return (f"changed since the shared run of {at}: " + ", ".join(changed) if changed
+                    else f"last run failed (shared, {at})")
         if not saved:
             return "never ran"
         if saved.get("status") != "pass":
             return f"last run was {saved.get('status')}"
-        backend = _backend()
-        saved_parts = backend.parts(task.name) if backend is not None else saved.get("parts")
         changed = plan.parts_of(test_id).changes_since(saved_parts or {})
         return "changed: " + ", ".join(changed) if changed else "key changed"
 
@@ -266,7 +285,8 @@ class OacReporter:
         if backend is not None:  # doit removed its green state; --explain says why it runs next time
             plan, test_id = info
             backend.mark_failed(task.name, plan.keys[test_id], task.meta.get("oac_finished") or now_iso(),
-                                outcome.duration_s if outcome is not None else None)
+                                outcome.duration_s if outcome is not None else None,
+                                plan.keyer.view_of(test_id) if backend.shared is not None else None)
         if outcome is None:  # never reached our action: a dependency failed, or doit itself refused
             text = " ".join(str(exception.get_msg() if hasattr(exception, "get_msg") else exception).split())
             if isinstance(exception, UnmetDependency) and info[0].compile_error:  # the cause, not only the task
@@ -322,6 +342,10 @@ class OacReporter:
         if isinstance(sys.exc_info()[1], KeyboardInterrupt):  # doit completes the run in a `finally`
             # tests the interrupt kept from being dispatched were discovered all the same
             self.tally.discovered = max(self.tally.discovered, sum(len(plan.cases) for plan in self._plans))
+            started, self._started = self._started, None
+            outcome = (started.meta or {}).get("oac_outcome") if started is not None else None
+            if outcome is not None and outcome.status != "fail":  # it passed and was recorded; the interrupt came
+                self.add_success(started)  # while doit saved it, before doit reported it
         close_logs()
         for plan in self._plans if not self.keep_plans else ():
             retire(plan.run_id)

@@ -22,8 +22,10 @@ from open_agent_compiler.errors import OacError
 from open_agent_compiler.tasks.shared_store import Known, Outcome, SharedStateError, SharedStore, only
 
 OUTBOX_DDL = ("create table if not exists shared_outbox (seq integer primary key autoincrement, task_id text not null,"
-              " key text not null, status text not null, finished_at text, imports text, duration_s real, scope text)")
-OUTBOX_COLUMNS = "task_id, key, status, finished_at, imports, duration_s, scope"
+              " key text not null, status text not null, finished_at text, imports text, duration_s real, scope text,"
+              " parts text)")
+OUTBOX_COLUMNS = "task_id, key, status, finished_at, imports, duration_s, scope, parts"
+OUTBOX_ADDED = ("scope", "parts")  # columns an outbox made by an older oac lacks (added at open)
 _SESSIONS: dict[str, "SharedSession"] = {}
 
 
@@ -40,12 +42,21 @@ def read_outbox(conn: sqlite3.Connection) -> list[tuple[int, Outcome]]:
     conn.execute(OUTBOX_DDL)
     rows = conn.execute(f"select seq, {OUTBOX_COLUMNS} from shared_outbox order by seq").fetchall()
     return [(seq, Outcome(task_id, key, status, finished or "", tuple(json.loads(imports)) if imports else None,
-                          duration, scope)) for seq, task_id, key, status, finished, imports, duration, scope in rows]
+                          duration, scope, _parts(parts)))
+            for seq, task_id, key, status, finished, imports, duration, scope, parts in rows]
+
+
+def _parts(text: str | None) -> dict[str, Any] | None:
+    try:
+        parts = json.loads(text) if text else None
+    except ValueError:
+        return None
+    return parts if isinstance(parts, dict) else None
 
 
 def outbox_rows(outcomes: list[Outcome]) -> list[tuple[Any, ...]]:
     return [(o.task_id, o.key, o.status, o.finished_at, json.dumps(list(o.imports)) if o.imports else None,
-             o.duration_s, o.scope) for o in outcomes]
+             o.duration_s, o.scope, json.dumps(o.parts, default=str) if o.parts else None) for o in outcomes]
 
 
 class SharedSession:
@@ -67,6 +78,7 @@ class SharedSession:
         self._error: BaseException | None = None
         self._wanted: set[str] = set()
         self._read_at = 0.0  # the newest recorded_at of the planning read (server time)
+        self._parts: dict[str, tuple[str | None, dict[str, Any]]] | None = None  # `last_parts`, once read
 
     @property
     def online(self) -> bool:
@@ -170,6 +182,19 @@ class SharedSession:
         for scope, test_id in torn:
             del found[scope][test_id]
         return found
+
+    def last_parts(self, task_id: str) -> tuple[str | None, dict[str, Any]] | None:
+        """(finish time, key parts) of the test's most recent shared outcome that has parts, for `--explain`:
+        read for every planned test in one round trip on first use (never on a run without --explain)."""
+        if self._parts is None:
+            self._parts = {}
+            if self.online and self._wanted:
+                with self._lock:
+                    try:
+                        self._parts = self.store.latest_parts(self._wanted)
+                    except SharedStateError as exc:
+                        self.give_up(exc)
+        return self._parts.get(task_id)
 
     def last(self, task_id: str, key: str) -> Known | None:
         return self.known.get(task_id, {}).get(key)

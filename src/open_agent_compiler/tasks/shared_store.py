@@ -7,6 +7,7 @@ a query parameter, never as SQL text. The password is never part of the URL we a
 or a .pgpass file, and no message, record or `--explain` line shows it.
 """
 
+import json
 import os
 import re
 import socket
@@ -19,7 +20,7 @@ from urllib.parse import unquote, urlsplit
 
 from open_agent_compiler.errors import OacError
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 CONNECT_TIMEOUT_S = 5
 STATEMENT_TIMEOUT_MS = 30_000
 ROUND_TRIP_ENV = "OAC_STATE_TIMEOUT_S"  # seconds one round trip may take before the server is given up (default 35)
@@ -41,6 +42,8 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
     ),
     # the key-cache scope a key was computed under (keys.cache): a fresh checkout reads its keys from it
     2: ("alter table oac_outcomes add column if not exists scope text",),
+    # the named parts of the key (keys.key), so `--explain` on another machine can say what changed since
+    3: ("alter table oac_outcomes add column if not exists parts jsonb",),
 }
 
 
@@ -58,6 +61,7 @@ class Outcome(NamedTuple):
     imports: tuple[str, ...] | None
     duration_s: float | None
     scope: str | None = None  # the key-cache scope of the key (None: the key covers files, keyed afresh)
+    parts: dict[str, Any] | None = None  # the key's named parts (`KeyParts.json_view`), for `--explain` elsewhere
 
 
 class Known(NamedTuple):
@@ -196,6 +200,10 @@ def _later(outcome: Outcome, than: Outcome) -> bool:
     return new > old
 
 
+def _json_text(value: Any) -> str:
+    return json.dumps(value, default=str)  # (key parts as `--explain` saves them: any odd value as its text)
+
+
 def round_trip_s() -> float:
     try:
         return max(0.1, float(os.environ.get(ROUND_TRIP_ENV) or STATEMENT_TIMEOUT_MS / 1000 + 5))
@@ -326,6 +334,29 @@ class SharedStore:
                                                        recorded, scope)
         return found
 
+    def outcomes(self) -> list[Outcome]:
+        """Every outcome this project holds, as it would be pushed (`oac state export`), in a fixed order."""
+        with self._errors("read"):
+            rows = self._conn.execute(
+                "select task_id, key, status, coalesce(finished_at, ''), imports, duration_s, scope, parts "
+                "from oac_outcomes where project = %s order by task_id, key", (self.project,)).fetchall()
+        return [Outcome(task_id, key, status, finished, tuple(imports) if imports else None, duration, scope,
+                        parts if isinstance(parts, dict) else None)
+                for task_id, key, status, finished, imports, duration, scope, parts in rows]
+
+    def latest_parts(self, task_ids: Iterable[str]) -> dict[str, tuple[str | None, dict[str, Any]]]:
+        """task → (finish time, key parts) of its most recently recorded outcome that has parts (rows pushed by
+        an oac from before they were shared have none), in one round trip."""
+        wanted = sorted(set(task_ids))
+        if not wanted:
+            return {}
+        with self._errors("read"):
+            rows = self._conn.execute(
+                "select distinct on (task_id) task_id, finished_at, parts from oac_outcomes where project = %s "
+                "and task_id = any(%s) and parts is not null order by task_id, recorded_at desc",
+                (self.project, wanted)).fetchall()
+        return {task_id: (finished, parts) for task_id, finished, parts in rows if isinstance(parts, dict)}
+
     def push(self, outcomes: list[Outcome]) -> None:
         """Record outcomes in one transaction; the last one committed under a key is that key's outcome. Rows are
         written in a fixed order, so concurrent runners never deadlock on each other's rows."""
@@ -339,7 +370,8 @@ class SharedStore:
             if known is None or _later(outcome, known):
                 last[(outcome.task_id, outcome.key)] = outcome
         rows = [(self.project, o.task_id, o.key, o.status, o.finished_at,
-                 Jsonb(list(o.imports)) if o.imports else None, o.duration_s, o.scope, finished_epoch(o.finished_at))
+                 Jsonb(list(o.imports)) if o.imports else None, o.duration_s, o.scope,
+                 Jsonb(o.parts, dumps=_json_text) if o.parts else None, finished_epoch(o.finished_at))
                 for _, o in sorted(last.items())]
         with self._errors("write"), self._conn.transaction():
             with self._conn.cursor() as cursor:
@@ -347,10 +379,12 @@ class SharedStore:
                 # outbox replaces a row only if it finished later (at the same time, a failure wins).
                 cursor.executemany(
                     "insert into oac_outcomes (project, task_id, key, status, finished_at, imports, duration_s, "
-                    "scope) values (%s, %s, %s, %s, %s, %s, %s, %s) on conflict (project, task_id, key) do update "
+                    "scope, parts) values (%s, %s, %s, %s, %s, %s, %s, %s, %s) on conflict (project, task_id, key) "
+                    "do update "
                     "set status = excluded.status, finished_at = excluded.finished_at, recorded_at = now(), "
                     "imports = coalesce(excluded.imports, oac_outcomes.imports), duration_s = excluded.duration_s, "
-                    "scope = coalesce(excluded.scope, oac_outcomes.scope) "
+                    "scope = coalesce(excluded.scope, oac_outcomes.scope), "
+                    "parts = coalesce(excluded.parts, oac_outcomes.parts) "
                     "where %s::float8 is null or oac_outcomes.finished_at is null "
                     f"or oac_outcomes.finished_at !~ '{_ISO}' "
                     "or (case when oac_outcomes.finished_at ~ '" + _ISO + "' then extract(epoch from "
