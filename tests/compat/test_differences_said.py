@@ -54,3 +54,46 @@ def test_an_evaluator_kind_without_implementation_fails_and_says_1_16_5_would_sk
     assert "no implementation for evaluator kind 'not-registered'" in result.evidence
     assert "1.16.5 would skip it" in result.evidence
     assert "An evaluator kind with no implementation fails" in TABLE
+
+
+def _widgets():  # type: ignore[no-untyped-def]
+    import importlib.util
+
+    path = Path(__file__).resolve().parent / "registries" / "json_tools" / "widgets.py"
+    spec = importlib.util.spec_from_file_location("json_tools_widgets", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _compiled(dialect: str, registry):  # type: ignore[no-untyped-def]
+    from open_agent_compiler.compiler.dialects import DIALECTS
+
+    return DIALECTS[dialect].compile(registry.resolve_config("default"))
+
+
+def test_opencode_says_how_json_format_tools_differ_from_1_16_5() -> None:
+    from open_agent_compiler.compiler.frontmatter import parse_markdown
+
+    widgets = _widgets()
+    output = _compiled("opencode", widgets.registry())
+    said = [w for w in output.warnings if "JSON-format tools" in w]
+    assert len(said) == 1 and "'primary': widget; 'checker': widget" in said[0]  # json, and the "both" override
+    assert "no `<tool>: allow` permission and no `custom_tools` block" in said[0] and "1.16.5" in said[0]
+    for name in ("primary", "checker"):
+        config = parse_markdown(output.file_map()[f".opencode/agents/{name}.md"], name)[0]
+        assert "custom_tools" not in config and "widget" not in config["permission"]
+        assert config["permission"]["bash"][widgets.COMMAND] == "allow"
+    # a tool offered in bash format only: nothing to say
+    assert not [w for w in _compiled("opencode", widgets.registry(json_format=False)).warnings
+                if "JSON-format tools" in w]
+    assert "OpenCode 1.18.33 moves `custom_tools`" in TABLE
+
+
+def test_pi_says_how_its_tool_lists_differ_from_1_16_5() -> None:
+    said = [w for w in _compiled("pi", _widgets().registry()).warnings if w.startswith("pi: unlike")]
+    assert len(said) == 1
+    assert "no `bash` tool for 'helper'" in said[0] and "'checker'" not in said[0]  # checker runs the widget
+    assert "`Agent` (pi-subagents' subagent tool), not `task`, for 'primary'" in said[0]
+    assert "pi-subagents 0.14 reports `task`" in TABLE

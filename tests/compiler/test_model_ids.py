@@ -83,7 +83,8 @@ def test_effort_names_map_per_harness(tmp_path: Path) -> None:
 def test_no_model_no_warning(tmp_path: Path) -> None:
     for dialect in DIALECTS:
         output = DIALECTS[dialect].compile(resolved(ModelParameters(model_name="openai/gpt-5")))
-        assert dialect == "claude" or output.warnings == ()
+        # (Pi's one line on its tool lists, unlike 1.16.5's, is not about the model)
+        assert dialect == "claude" or [w for w in output.warnings if not w.startswith("pi: unlike")] == []
 
 
 def test_oac_compile_prints_the_warnings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

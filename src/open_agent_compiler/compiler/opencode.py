@@ -63,6 +63,26 @@ def permission_block(plan: AgentPlan) -> dict[str, Any]:
     return permission
 
 
+def json_format_tools(agent: ResolvedAgent) -> list[str]:
+    """The agent's tools offered in JSON format (`default_tool_format`/`tool_format_overrides`: json or both)."""
+    definition = agent.definition
+    return [reachable.tool.name for reachable in agent.tools
+            if reachable.tool.json_tool is not None and definition.chosen_format(reachable.tool) != "bash"]
+
+
+def json_tool_notes(agents: Sequence[ResolvedAgent]) -> list[str]:
+    """One line when any agent has a JSON-format tool: 1.16.5 writes such a tool as its own permission key and a
+    `custom_tools` block; OpenCode 1.18 has no tool of that name (without native tool files) and moves unknown
+    frontmatter keys into the options it sends to the model provider, so the agent could not run the tool."""
+    found = [f"{agent.compiled_name!r}: {', '.join(tools)}" for agent in agents if (tools := json_format_tools(agent))]
+    if not found:
+        return []
+    return [f"opencode: JSON-format tools run through their allowed commands with the bash tool ({'; '.join(found)})"
+            ": unlike open-agent-compiler 1.16.5, no `<tool>: allow` permission and no `custom_tools` block are "
+            "written (OpenCode has no tool of that name without native tool files, and sends unknown frontmatter "
+            "keys to the model provider)"]
+
+
 def mcp_permissions(permission: dict[str, Any], plan: AgentPlan) -> dict[str, Any]:
     """Every server the config connects is visible to every OpenCode agent: deny the ones this agent is not
     granted, and narrow a granted server to its `allowed_tools` (the catch-all first: the last match wins)."""
@@ -211,6 +231,9 @@ class OpenCodeDialect(FileDialect):
         config.update(self.model_settings(agent).fields)
         config["permission"] = mcp_permissions(permission_block(plan), plan)
         return render_markdown(config, plan.body)
+
+    def config_warnings(self, agents: Sequence[ResolvedAgent]) -> list[str]:
+        return json_tool_notes(agents)
 
     def extra_files(self, agents: Sequence[ResolvedAgent]) -> list[CompiledFile]:
         servers = {name: server for name, server in granted_servers(agents).items() if connectable(server)}
