@@ -9,7 +9,8 @@ tests/harness/test_migrated_tool_lists.py loads both outputs in the real harness
 from pathlib import Path
 
 from open_agent_compiler.model.core.agent_model import (
-    AgentDefinition, AgentHeader, CompilationConfig, ModelParameters, TemplateSlot, TemplateTree, ToolPermissions,
+    AgentDefinition, AgentHeader, CompilationConfig, MCPServerDefinition, ModelParameters, TemplateSlot, TemplateTree,
+    ToolPermissions,
 )
 from open_agent_compiler.model.core.agent_registry import AgentRegistry
 from open_agent_compiler.model.core.permissions_model import BashToolPermission, JsonToolPermission
@@ -43,8 +44,9 @@ def agent(name: str, description: str, **fields) -> AgentDefinition:  # type: ig
                            system_prompt=f"You are the {name}.", **fields)
 
 
-def registry(json_format: bool = True) -> AgentRegistry:
-    """`json_format=False`: every tool in bash format (the default), for comparison."""
+def registry(json_format: bool = True, temperature: float | None = None, stdio_server: bool = False) -> AgentRegistry:
+    """`json_format=False`: every tool in bash format (the default), for comparison; `temperature`: the maker's;
+    `stdio_server`: the helper lists an MCP server with no url (1.16.5's stdio server)."""
     reg = AgentRegistry()
     maker = agent("maker", "Makes widgets.", extra_tools=[widget()],
                   default_tool_format="json" if json_format else "bash",
@@ -53,9 +55,12 @@ def registry(json_format: bool = True) -> AgentRegistry:
     checker = agent("checker", "Checks widgets.", extra_tools=[widget()],
                     tool_format_overrides={"widget": "both"} if json_format else {},
                     tool_permissions=ToolPermissions(read=True))
-    helper = agent("helper", "Looks things up.", tool_permissions=ToolPermissions(read=True))
+    wiki = MCPServerDefinition(name="wiki", description="The team wiki, a stdio server.")
+    helper = agent("helper", "Looks things up.", tool_permissions=ToolPermissions(read=True),
+                   mcp_servers=[wiki] if stdio_server else [])
     model = ModelParameters(model_name="anthropic/claude-sonnet-4-5")
-    ids = {name: reg.register_agent(name, definition, model)
+    warm = ModelParameters(model_name="anthropic/claude-sonnet-4-5", temperature=temperature)
+    ids = {name: reg.register_agent(name, definition, warm if name == "maker" else model)
            for name, definition in (("maker", maker), ("checker", checker), ("helper", helper))}
     reg.register_template(TemplateTree(name="shop", description=None, slots=[
         TemplateSlot(name="primary", default_agent_id=ids["maker"]),
