@@ -99,7 +99,7 @@ def test_pi_says_how_its_tool_lists_differ_from_1_16_5() -> None:
     assert len(said) == 1
     assert "no `bash` tool for 'helper'" in said[0] and "'checker'" not in said[0]  # checker runs the widget
     assert "`Agent` (pi-subagents' subagent tool), not `task`, for 'primary'" in said[0]
-    assert "pi-subagents 0.14 reports `task`" in TABLE
+    assert "pi-subagents 0.14 has no tool named `task`" in TABLE
 
 
 # Issue 34's list of 1.16.5 behaviours that still differ, and its item 6: each one that is not matched is a row
