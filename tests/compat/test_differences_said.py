@@ -135,6 +135,13 @@ def test_each_difference_of_the_issue_is_a_row_and_said_at_compile_time(row: str
     assert said in line()
 
 
+def test_the_rows_of_test_time_differences_are_in_the_table() -> None:
+    # said at run time: tests/compat/test_sequence_dict_items.py, tests/testing/test_handler_resources.py
+    for row in ("The public package reads a dict item with a key of `MockResponse`",
+                "1.16.5's tool tests call `execute(input)` without them"):
+        assert row in TABLE, row
+
+
 def test_the_opencode_line_says_nothing_that_does_not_apply() -> None:
     line = _opencode_line(json_format=False)
     assert "temperature" not in line and "JSON-format" not in line

@@ -12,7 +12,7 @@ import pytest
 from _anchor import anchor_venv
 
 from open_agent_compiler.model.core.mock import MockResponse
-from open_agent_compiler.testing.mock_notes import mock_like_items
+from open_agent_compiler.testing.migration_notes import mock_like_items
 
 OURS = Path(sys.executable).with_name("oac")
 REGISTRY = textwrap.dedent('''

@@ -107,6 +107,8 @@ def test_the_production_command_and_the_tool_test_agree(tmp_path: Path) -> None:
     def tool_test(env: dict[str, str]) -> str:
         done = subprocess.run([str(Path(sys.executable).with_name("oac")), "test", "reg:registry", "--config", "c"],
                               cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+        said = "1.16.5's tool tests call execute() without them" in done.stderr  # one line, when the value is set
+        assert said == (RESOURCES_ENV in env), done.stderr
         return next(line for line in done.stdout.splitlines() if line.startswith("oac test: "))
 
     assert production(with_db)["bound"] and not production(base)["bound"]
@@ -117,3 +119,35 @@ def test_the_production_command_and_the_tool_test_agree(tmp_path: Path) -> None:
     assert tool_test(with_db) == "oac test: discovered=1 passed=0 failed=0 skipped=1 not_runnable=0"
     other = {**base, RESOURCES_ENV: bound(str(tmp_path / "other.db"))}
     assert tool_test(other) == "oac test: discovered=1 passed=1 failed=0 skipped=0 not_runnable=0"
+
+
+def test_the_note_is_said_only_where_a_real_handler_would_get_the_resources(tmp_path: Path,
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    from open_agent_compiler import MockResponse
+    from open_agent_compiler.model.core.tool import ToolDefinition as Tool
+    from open_agent_compiler.testing.discovery import discover
+    from open_agent_compiler.testing.migration_notes import RESOURCES_NOTE, resources_note
+
+    monkeypatch.syspath_prepend(str(tmp_path))
+    (tmp_path / "notes_reg.py").write_text(REGISTRY)
+    import notes_reg
+
+    def notes(tool: Tool | None = None) -> list[str]:
+        registry = notes_reg.registry() if tool is None else _with_tool(notes_reg, tool)
+        resolved = registry.resolve_config("c")
+        return resources_note(discover(resolved), resolved)
+
+    monkeypatch.setenv(RESOURCES_ENV, bound("/data/notes.db"))
+    assert notes() == [RESOURCES_NOTE]
+    assert notes(notes_reg.tool.model_copy(update={"mock": MockResponse(fixed_output={"bound": True})})) == []
+    monkeypatch.delenv(RESOURCES_ENV)
+    assert notes() == []
+
+
+def _with_tool(module, tool):  # type: ignore[no-untyped-def]
+    original = module.tool
+    module.tool = tool
+    try:
+        return module.registry()
+    finally:
+        module.tool = original

@@ -29,7 +29,7 @@ from open_agent_compiler.tasks.shared_session import SharedSession
 from open_agent_compiler.tasks.state_paths import on_state
 from open_agent_compiler.usercode import project_imports
 from open_agent_compiler.testing.discovery import TestCase, discover, select
-from open_agent_compiler.testing.mock_notes import sequence_notes
+from open_agent_compiler.testing.migration_notes import migration_notes
 from open_agent_compiler.keys.key import (FILES_AT, FileDigests, KeyParts, discovered_path, forget_digests,
                                                key_parts)
 from open_agent_compiler.history.log import read_records
@@ -63,9 +63,9 @@ def discover_tests(resolved: ResolvedConfig, options: TestOptions) -> list[TestC
 
 def choose_tests(resolved: ResolvedConfig, options: TestOptions) -> tuple[list[TestCase], list[str]]:
     """discover → --kind/--filter → -k/-m → --last-failed → --shard (each once per run); notes for the user (and
-    one per mock whose plain-dict sequence items 1.16.5 would read as nested mocks)."""
+    where the run means something different from 1.16.5: `testing.migration_notes`)."""
     cases, notes = _choose_tests(resolved, options)
-    return cases, notes + sequence_notes(cases, resolved)
+    return cases, notes + migration_notes(cases, resolved)
 
 
 def _choose_tests(resolved: ResolvedConfig, options: TestOptions) -> tuple[list[TestCase], list[str]]:

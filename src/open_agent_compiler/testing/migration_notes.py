@@ -1,11 +1,14 @@
-"""One line per mock whose meaning differs from open-agent-compiler 1.16.5's: a `sequence` item given as a plain
-dict with a key of `MockResponse` (`kind`, `fixed_output`, ...) is returned as data here, where 1.16.5 turns it
-into a nested mock. Said when such a mock can answer a selected test (a deliberate difference, see
-docs/compatibility.md)."""
+"""What `oac test` says where a run means something different from open-agent-compiler 1.16.5 (deliberate
+differences, see docs/compatibility.md): one line per mock whose `sequence` has a plain-dict item with a key of
+`MockResponse` (`kind`, `fixed_output`, ...), returned as data here where 1.16.5 turns it into a nested mock; and one
+line when real handlers get the resources of `$OAC_RESOURCES_JSON`, which 1.16.5's tool tests never pass."""
+
+import os
 
 from collections.abc import Iterable, Iterator
 
 from open_agent_compiler.model.core.mock import MockResponse
+from open_agent_compiler.model.resource_handle import RESOURCES_ENV
 from open_agent_compiler.model.registry import ResolvedConfig
 from open_agent_compiler.testing.discovery import TestCase
 from open_agent_compiler.testing.mocks import resolve_mock
@@ -56,3 +59,24 @@ def sequence_notes(cases: Iterable[TestCase], resolved: ResolvedConfig) -> list[
         if response is not None and response.kind == "sequence" and (note := sequence_note(tool_name, source, response)):
             notes[note] = None
     return list(notes)
+
+
+RESOURCES_NOTE = (f"note: real handlers get the resources of ${RESOURCES_ENV} (as the script run as a command does); "
+                  "open-agent-compiler 1.16.5's tool tests call execute() without them")
+
+
+def resources_note(cases: Iterable[TestCase], resolved: ResolvedConfig) -> list[str]:
+    """The line, when `$OAC_RESOURCES_JSON` is set and a selected tool test runs its real handler."""
+    if not os.environ.get(RESOURCES_ENV):
+        return []
+    profiles = resolved.mock_profiles
+    for case in cases:
+        if case.kind == "tool" and case.tool is not None:
+            profile = profiles.get(case.mock_profile) if case.mock_profile else None
+            if resolve_mock(case.tool.name, case.tool.mock, profile)[0] is None:
+                return [RESOURCES_NOTE]
+    return []
+
+
+def migration_notes(cases: list[TestCase], resolved: ResolvedConfig) -> list[str]:
+    return sequence_notes(cases, resolved) + resources_note(cases, resolved)
