@@ -67,7 +67,8 @@ def test_reasoning_effort_and_temperature(dialect: str, tmp_path: Path) -> None:
     if dialect == "opencode":
         assert config["temperature"] == 0.3
         assert [w for w in warnings if "reasoning effort 'high'" in w]
-        assert not [w for w in warnings if "temperature" in w]
+        # written: no warning that it was left out (only the line saying 1.16.5 leaves it out)
+        assert [w for w in warnings if "temperature" in w and "1.16.5" not in w] == []
     else:
         assert config[EFFORT_KEY[dialect]] == "high" and "temperature" not in config
         assert [w for w in warnings if "temperature 0.3" in w]
@@ -83,7 +84,8 @@ def test_effort_names_map_per_harness(tmp_path: Path) -> None:
 def test_no_model_no_warning(tmp_path: Path) -> None:
     for dialect in DIALECTS:
         output = DIALECTS[dialect].compile(resolved(ModelParameters(model_name="openai/gpt-5")))
-        assert dialect == "claude" or output.warnings == ()
+        # (Pi's one line on its tool lists, unlike 1.16.5's, is not about the model)
+        assert dialect == "claude" or [w for w in output.warnings if not w.startswith("pi: unlike")] == []
 
 
 def test_oac_compile_prints_the_warnings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -79,6 +79,19 @@ TERMS = HarnessTerms(
 )
 
 
+def no_project_deny(agents: Sequence[ResolvedAgent]) -> list[str]:
+    """One line when 1.16.5 would list a capability under `permissions.deny` (Read, Write or Edit that no agent
+    with `tool_permissions` is granted) and this output does not (see docs/compatibility.md)."""
+    explicit = [agent.definition.tool_permissions for agent in agents if agent.definition.tool_permissions is not None]
+    denied = [rule for field, rule in (("read", "Read"), ("write", "Write"), ("edit", "Edit"))
+              if explicit and not any(getattr(permissions, field) for permissions in explicit)]
+    if not denied:
+        return []
+    return [f"claude: unlike open-agent-compiler 1.16.5, {SETTINGS_PATH} lists no `permissions.deny` for "
+            f"{', '.join(denied)}, which no agent is granted: each agent's `tools:` leaves them out, and the project's "
+            "own sessions and other agents keep them"]
+
+
 class ClaudeDialect(FileDialect):
     name = "claude"
     agents_dir = ".claude/agents"
@@ -152,7 +165,7 @@ class ClaudeDialect(FileDialect):
         return [f"{self.name}: agent {name!r}: bash pattern {pattern!r} is {action} here but {strictest} for agent "
                 f"{other!r}; Claude Code applies settings rules project-wide, so it is {strictest} for every agent"
                 for name, pattern, action in granted
-                for strictest, other in [strictest_of[pattern]] if action != strictest]
+                for strictest, other in [strictest_of[pattern]] if action != strictest] + no_project_deny(agents)
 
     def _settings_rules(self, files: Mapping[str, bytes]) -> dict[str, list[Action]]:
         data = files.get(SETTINGS_PATH)

@@ -10,7 +10,7 @@ from typing import Any
 from open_agent_compiler.compiler.bash_match import js_key_order, opencode_match
 from open_agent_compiler.compiler.dialect import AgentPlan, FileDialect
 from open_agent_compiler.compiler.frontmatter import render_markdown
-from open_agent_compiler.compiler.grants import ACTIONS, Action
+from open_agent_compiler.compiler.grants import ACTIONS, Action, agent_grants
 from open_agent_compiler.compiler.identifiers import check_mcp_server
 from open_agent_compiler.compiler.mcp import allowed_tools, connectable, granted_servers, opencode_server
 from open_agent_compiler.compiler.output import CompiledFile, render_json
@@ -61,6 +61,33 @@ def permission_block(plan: AgentPlan) -> dict[str, Any]:
         permission[f"{check_mcp_server(server.name)}_*"] = _flag(server.name in granted)
     permission.update({key: "deny" for key in ALWAYS_DENIED})
     return permission
+
+
+def json_format_tools(agent: ResolvedAgent) -> list[str]:
+    """The agent's tools offered in JSON format (`default_tool_format`/`tool_format_overrides`: json or both)."""
+    definition = agent.definition
+    return [reachable.tool.name for reachable in agent.tools
+            if reachable.tool.json_tool is not None and definition.chosen_format(reachable.tool) != "bash"]
+
+
+def differences_from_1_16_5(agents: Sequence[ResolvedAgent], temperatures: Sequence[str]) -> list[str]:
+    """One line naming where this output differs from what 1.16.5 writes for the same agents (see
+    docs/compatibility.md): JSON-format tools (1.16.5: a `<tool>: allow` permission and a `custom_tools` block,
+    which OpenCode 1.18 moves into the options it sends to the model provider, with no tool of that name), the
+    `temperature` key (1.16.5 leaves it out) and the `read` rule (1.16.5: `read: allow`, which lets `.env` be read)."""
+    parts = []
+    tools = [f"{agent.compiled_name!r}: {', '.join(found)}" for agent in agents if (found := json_format_tools(agent))]
+    if tools:
+        parts.append(f"JSON-format tools run through their allowed commands with the bash tool ({'; '.join(tools)}), "
+                     "with no `<tool>: allow` permission and no `custom_tools` block (OpenCode has no tool of that "
+                     "name without native tool files, and sends unknown frontmatter keys to the model provider)")
+    if temperatures:
+        parts.append(f"`temperature` is written for {', '.join(map(repr, temperatures))} (1.16.5 leaves it out)")
+    readers = [agent.compiled_name for agent in agents if agent_grants(agent).read]
+    if readers:
+        parts.append(f"read is granted to {', '.join(map(repr, readers))} with OpenCode's own rule that denies "
+                     "`.env` files (1.16.5 writes `read: allow`)")
+    return [f"opencode: unlike open-agent-compiler 1.16.5: {'; '.join(parts)}"] if parts else []
 
 
 def mcp_permissions(permission: dict[str, Any], plan: AgentPlan) -> dict[str, Any]:
@@ -211,6 +238,10 @@ class OpenCodeDialect(FileDialect):
         config.update(self.model_settings(agent).fields)
         config["permission"] = mcp_permissions(permission_block(plan), plan)
         return render_markdown(config, plan.body)
+
+    def config_warnings(self, agents: Sequence[ResolvedAgent]) -> list[str]:
+        temperatures = [agent.compiled_name for agent in agents if "temperature" in self.model_settings(agent).fields]
+        return differences_from_1_16_5(agents, temperatures)
 
     def extra_files(self, agents: Sequence[ResolvedAgent]) -> list[CompiledFile]:
         servers = {name: server for name, server in granted_servers(agents).items() if connectable(server)}

@@ -7,7 +7,7 @@ absent `skills` would inherit every skill). Pi has no per-command bash rules, no
 those are stated in the prompt body only, and `capabilities` reads them from there.
 """
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from open_agent_compiler.compiler.dialect import AgentPlan, FileDialect, csv_items
@@ -42,6 +42,26 @@ def disallowed_names(plan: AgentPlan) -> list[str]:
     """Every built-in the agent is not granted (pi-subagents removes them even where another setting adds them)."""
     granted = set(tool_names(plan))
     return [tool for tool in DEFAULT_TOOLS if tool not in granted]
+
+
+def tool_list_notes(agents: Sequence[ResolvedAgent]) -> list[str]:
+    """One line when an agent's `tools` differ from what 1.16.5 writes: it gives every agent `bash` (Pi then runs
+    any command: no per-command rules) and names the subagent tool `task`, which pi-subagents reports as "not a
+    known built-in" and grants nothing."""
+    grants = {agent.compiled_name: agent_grants(agent) for agent in agents}
+    without_bash = [name for name, granted in grants.items() if not granted.runs_bash]
+    delegating = [name for name, granted in grants.items() if granted.subagents]
+    parts = []
+    if without_bash:
+        parts.append(f"no `bash` tool for {', '.join(map(repr, without_bash))} (no command of theirs needs it, and "
+                     "Pi lets an agent with bash run any command)")
+    if delegating:
+        parts.append(f"`{SUBAGENT_TOOL}` (pi-subagents' subagent tool), not `task`, for "
+                     f"{', '.join(map(repr, delegating))} (`task` names no tool in Pi or pi-subagents)")
+    if not parts:
+        return []
+    return ["pi: unlike open-agent-compiler 1.16.5, which lists `bash` for every agent and `task` for subagents: "
+            + "; ".join(parts)]
 
 
 def _items(value: Any, absent: tuple[str, ...]) -> list[str]:
@@ -89,6 +109,9 @@ class PiDialect(FileDialect):
         # pi-subagents agent files have no sampling keys: temperature is warned about, not written.
         return agent_model_settings(self.name, agent.compiled_name, agent.model_parameters, qualified_model,
                                     effort_key="thinking", effort_table=PI_THINKING)
+
+    def config_warnings(self, agents: Sequence[ResolvedAgent]) -> list[str]:
+        return tool_list_notes(agents)
 
     def feature_warnings(self, agent: ResolvedAgent) -> list[str]:
         # Pi has no MCP client: granted servers are named in the instructions only (and read back from there).

@@ -16,6 +16,7 @@ import types
 from pathlib import Path
 from typing import Any
 
+from open_agent_compiler.model.resource_handle import RESOURCES_ENV
 from open_agent_compiler.model.script_tool import ScriptTool
 from open_agent_compiler.usercode import loader, project_imports
 from open_agent_compiler.execution.keeper import FRAME, READY
@@ -38,9 +39,21 @@ def _find_tool(modules: list[types.ModuleType], tool_name: str) -> type[ScriptTo
     return None
 
 
+def bind_resources(request: dict[str, Any]) -> None:
+    """`$OAC_RESOURCES_JSON` as the request carries it (set, or unset when the run has none), so `ScriptTool`
+    reads the resources the way the script run as a command does."""
+    if "resources" not in request:
+        return
+    if request["resources"] is None:
+        os.environ.pop(RESOURCES_ENV, None)
+    else:
+        os.environ[RESOURCES_ENV] = str(request["resources"])
+
+
 def handle(request: dict[str, Any]) -> dict[str, Any]:
     """Run the request's handler once; never raises."""
     try:
+        bind_resources(request)
         project_imports.install(Path(request.get("project_root") or os.getcwd()))
         with project_imports.tracking() as loaded:
             modules = [_load(script, i) for i, script in enumerate(request["scripts"])]

@@ -19,6 +19,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from open_agent_compiler.model.core.tool import ToolDefinition
+from open_agent_compiler.model.resource_handle import RESOURCES_ENV
 from open_agent_compiler.execution import keeper, leftovers, zygote
 from open_agent_compiler.execution.deadline import stop_at_deadline, waiting
 
@@ -78,7 +79,9 @@ def start_handler(tool: ToolDefinition, payload: dict[str, Any], *, project_root
         return StartedHandler.failed(problem)
     request = {"tool": tool.name, "scripts": scripts, "input": payload, "project_root": str(project_root),
                "timeout": timeout, "spawn": bool(os.environ.get("OAC_HANDLER_SPAWN")),
-               "marker": leftovers.handler_marker(project_root)}
+               "marker": leftovers.handler_marker(project_root),
+               # as the run has it now (a forked child would keep the zygote's): the script command reads it too
+               "resources": os.environ.get(RESOURCES_ENV)}
     if hasattr(os, "fork"):
         return StartedHandler.kept(request, timeout)
     return StartedHandler.finished(_run_spawned(request, project_root, timeout), timeout)

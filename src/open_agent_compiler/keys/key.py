@@ -16,6 +16,7 @@ from open_agent_compiler.model.core.test_model import AgentTest
 from open_agent_compiler.model.core.tool import ToolDefinition
 from open_agent_compiler.model.hashing import digest, digest_bytes, digest_dumped, digest_model, source_fingerprint
 from open_agent_compiler.model.registry import ResolvedConfig
+from open_agent_compiler.model.resource_handle import RESOURCES_ENV
 from open_agent_compiler.testing.discovery import TestCase
 from open_agent_compiler.testing.judges import uses_judge
 from open_agent_compiler.usercode import project_imports, reads
@@ -244,6 +245,10 @@ def callable_specs(response: MockResponse | None) -> list[str]:
     return []
 
 
+# The resources a real handler gets (`$OAC_RESOURCES_JSON`), an input like an `inputs=` glob (never a file_dep).
+RESOURCES_PART = f"inputs ${RESOURCES_ENV}"
+
+
 def tool_mock_parts(tool: ToolDefinition, profile_name: str | None, resolved: ResolvedConfig,
                     files: FileDigests) -> tuple[dict, dict[str, str], bool]:
     """The mock data one tool can reach under a profile, the files that data (or the handler) runs, and whether
@@ -260,6 +265,7 @@ def tool_mock_parts(tool: ToolDefinition, profile_name: str | None, resolved: Re
                 file_parts[f"module {module}"] = "missing"
     else:
         paths = handler_files(tool)
+        file_parts[RESOURCES_PART] = digest(os.environ.get(RESOURCES_ENV))  # the handler reads it (ScriptTool)
     file_parts.update({files.label(p): files(p) for p in paths})
     return entries, file_parts, response is None
 

@@ -29,6 +29,7 @@ from open_agent_compiler.tasks.shared_session import SharedSession
 from open_agent_compiler.tasks.state_paths import on_state
 from open_agent_compiler.usercode import project_imports
 from open_agent_compiler.testing.discovery import TestCase, discover, select
+from open_agent_compiler.testing.migration_notes import migration_notes
 from open_agent_compiler.keys.key import (FILES_AT, FileDigests, KeyParts, discovered_path, factory_digest,
                                           forget_digests, key_parts)
 from open_agent_compiler.history.log import read_records
@@ -61,7 +62,13 @@ def discover_tests(resolved: ResolvedConfig, options: TestOptions) -> list[TestC
 
 
 def choose_tests(resolved: ResolvedConfig, options: TestOptions) -> tuple[list[TestCase], list[str]]:
-    """discover → --kind/--filter → -k/-m → --last-failed → --shard (each once per run); notes for the user."""
+    """discover → --kind/--filter → -k/-m → --last-failed → --shard (each once per run); notes for the user (and
+    where the run means something different from 1.16.5: `testing.migration_notes`)."""
+    cases, notes = _choose_tests(resolved, options)
+    return cases, notes + migration_notes(cases, resolved)
+
+
+def _choose_tests(resolved: ResolvedConfig, options: TestOptions) -> tuple[list[TestCase], list[str]]:
     cases = select(discover(resolved), kind=options.kind, text=options.filter)
     if not (options.keyword or options.markers or options.last_failed or options.shard):
         return cases, []
