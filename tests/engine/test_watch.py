@@ -43,9 +43,11 @@ def tool(name, mock=None, expected=None, inputs=()):
 
 
 def data_tools():
-    """mocked: its mock reads mockdata/m.json when called; globbed: keyed on fixtures/*.txt (neither is code)."""
+    """mocked: its mock reads mockdata/m.json when called; globbed: keyed on fixtures/*.txt; moduled: its mock's
+    module only the test imports (loading the registry does not)."""
     return [tool("mocked", MockResponse(kind="callable", callable_spec="data:from_file"), "x"),
-            tool("globbed", MockResponse(kind="fixed", fixed_output={"v": "x"}), "x", ("fixtures/*.txt",))]
+            tool("globbed", MockResponse(kind="fixed", fixed_output={"v": "x"}), "x", ("fixtures/*.txt",)),
+            tool("moduled", MockResponse(kind="callable", callable_spec="mockmod:value"), "x")]
 
 
 def blocking_tool():
@@ -97,6 +99,7 @@ class Tree:
         (root / "fixtures").mkdir()
         self._write("prompt.txt", "be brief\n")
         self._write("mockdata/m.json", json.dumps({"v": "x"}))
+        self._write("mockmod.py", "def value(args):\n    return {'v': 'x'}\n")
         self._write("data.py", data_text(self.out, self.expect, self.broken))
 
     def _write(self, name: str, text: str) -> None:
@@ -122,11 +125,13 @@ class Tree:
                 path.unlink()
             else:
                 self._write(f"fixtures/f{edit[1]}.txt", "fixture\n")
+        elif what == "module":  # the module of a callable mock, imported by the test only
+            self._write("mockmod.py", f"def value(args):\n    return {{'v': {edit[1]!r}}}  # {edit[2]}\n")
         elif what == "prompt":  # read by the registry while it loads
             self._write("prompt.txt", f"be {edit[1]}\n")
         else:
             self._write("data.py", data_text(self.out, self.expect, self.broken))
-        return what in ("note", "mock", "fixture")
+        return what in ("note", "mock", "fixture", "module")
 
     def records(self) -> list[dict]:
         path = self.root / ".oac" / "test_results.jsonl"
@@ -198,6 +203,7 @@ EDITS = st.one_of(
     st.tuples(st.just("note")),
     st.tuples(st.just("mock"), st.sampled_from(["x", "y"]), st.integers(0, 3)),
     st.tuples(st.just("fixture"), st.integers(0, 2)),
+    st.tuples(st.just("module"), st.sampled_from(["x", "y"]), st.integers(0, 3)),
     st.tuples(st.just("prompt"), st.sampled_from(["brief", "terse"])),
 )
 RESIDENT = "oac watch: resident plan: re-keyed"
@@ -209,7 +215,7 @@ CODES = {"passed": 0, "failed": 1, "could not run (see the line above)": 2}
 @example([("expect", "beta", "y"), ("out", "alpha", "y"), ("note",)])  # a failing test, then another edited
 # the resident plan: mock data edited (failing, then passing), a globbed file added and deleted, then a fresh load
 @example([("mock", "y", 0), ("note",), ("mock", "x", 1), ("fixture", 0), ("fixture", 1), ("fixture", 0),
-          ("prompt", "terse"), ("mock", "x", 2)])
+          ("module", "y", 0), ("module", "x", 1), ("prompt", "terse"), ("mock", "x", 2)])
 def test_each_cycle_runs_what_a_fresh_oac_test_runs(edits: list[tuple]) -> None:
     with tempfile.TemporaryDirectory() as scratch:
         watched, plain = Tree(Path(scratch) / "watched"), Tree(Path(scratch) / "plain")
@@ -246,7 +252,7 @@ def test_keys_run_all_and_failed_then_quit_leaves_nothing(tmp_path: Path) -> Non
     try:
         watcher.cycle()
         all_ids = {r["test_id"] for r in tree.records()}
-        assert len(all_ids) == 6
+        assert len(all_ids) == 7
         count = len(tree.records())
         watcher.key("f")
         lines = watcher.cycle()

@@ -2,9 +2,10 @@
 
 Loading (the registry, discovery, compilation, keying every test) is most of a warm `oac test`. The resident plan
 does it once; on a save it
-- sends the save to a fresh load (`fresh_reason`) when the changed file is Python code, the settings, a folder,
-  or anything the registry's loading imported or read: the definitions may have changed, and no module of the
-  project may survive from one load to the next;
+- sends the save to a fresh load (`fresh_reason`) when the changed file is the settings, a folder, code no test's
+  key covers (a new module can change what an import finds), or anything the registry's loading imported or read:
+  the definitions may have changed, and no module of the project may survive from one load to the next (a
+  handler script or a module only tests import runs in the cycle's forked process, never in the plan's);
 - else re-keys the tests whose key covers a changed path (a file they read or run, a folder whose listing they
   read, an `inputs=` glob that can match it) and the tests whose saved discovered imports changed — with the
   file digests read afresh, as a fresh run reads them;
@@ -102,8 +103,10 @@ class ResidentPlan:
         """Why these changed paths (relative to the root) need a fresh load, or None: re-keying covers them."""
         for path in changed:
             full = os.path.realpath(self.root / path)
-            if path.endswith(_CODE_SUFFIXES) or path == PYPROJECT:
-                return f"{path} is code or settings"
+            if path == PYPROJECT:
+                return f"{path} holds the settings"
+            if path.endswith(_CODE_SUFFIXES) and not self.by_label.get(path):  # (a new module may shadow another)
+                return f"{path} is code no test's key covers"
             if full in self.loaded or any(f"{folder}/" in self.loaded for folder in _folders(full)):
                 return f"loading the registry read {path}"
             if os.path.isdir(full):
