@@ -2,12 +2,16 @@
 
     python benchmarks/run.py --only watch [--reps 10]
 
-One save = one agent's entry of `bench_spec.json` (the file its mocks and prompt come from) written whole and
-renamed into place. Latency: from just before that rename to the arrival of the cycle's summary line (the line
-printed after the last result of the affected tests). The same edit on a twin project is then timed as a fresh
-`oac test` (a whole process: start-up, imports, registry, plan, run), and both must append the same tests with
-the same statuses. Memory: the resident set of the watcher and its fork server (a cycle's child has ended by
-then) after cycles 1, 10, 25, 50 and 100.
+One save = one handler-backed agent's handler script (`handlers/aN_tool0.py`: a file its tool test runs, which
+loading the registry never reads) written whole and renamed into place: the resident plan re-keys the tests whose
+key covers it (`tasks.resident`). Latency: from just before that rename to the arrival of the cycle's summary line
+(the line printed after the last result of the affected tests), split by the arrival of the watcher's "cycle N"
+line (inotify and the end of the burst), of the resident plan's "re-keyed" line (re-keying, reading the green keys)
+and the summary (the forked cycle: doit over the due tests, each test, the records, the state). The same edit on a
+twin project is then timed as a fresh `oac test` (a whole process: start-up, imports, registry, plan, run), and
+both must append the same tests with the same statuses. Then `definition_edit`: a few saves of `bench_spec.json`
+(what the registry is built from: a fresh load, as before) the same way. Memory: the resident set of the watcher,
+its fork server and the resident plan (a cycle's own process has ended by then) after cycles 1, 10, 25, 50, 100.
 Also on the twin (1,000 agents): `oac coverage --format json` against a warm `oac test` (nothing changed),
 interleaved, 3 each: coverage reads the definitions and the records and runs nothing, so it should be faster.
 Targets (issue 36): median watch latency <= 0.2 s; memory after 100 cycles within 10 % of after 10; coverage
@@ -29,7 +33,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from generate import Spec, generate
+from generate import Spec, generate, handler_path
 from oacbench.impls import Implementation
 
 TESTS = 5_000
@@ -47,6 +51,17 @@ def _save(project: Path, spec: Spec) -> float:
     scratch.write_text(json.dumps(asdict(spec), sort_keys=True) + "\n", encoding="utf-8")
     moment = time.perf_counter()
     os.replace(scratch, project / "bench_spec.json")
+    return moment
+
+
+def _save_handler(project: Path, agent: int, revision: int) -> float:
+    """Rewrite one handler script with a new trailing comment (same behaviour, new bytes): one save."""
+    path = handler_path(project, agent)
+    text = path.read_text(encoding="utf-8").split("\n# watch edit ")[0]
+    scratch = project.parent / f".{project.name}-{path.name}"
+    scratch.write_text(f"{text}\n# watch edit {revision}\n", encoding="utf-8")
+    moment = time.perf_counter()
+    os.replace(scratch, path)
     return moment
 
 
@@ -83,53 +98,82 @@ class _Watcher:
             self.lines.put((time.perf_counter(), line.rstrip("\n")))
         self.lines.put((time.perf_counter(), None))
 
-    def cycle(self) -> tuple[float, list[str]]:
-        """(arrival of the summary line, the cycle's lines) up to the next READY line."""
+    def cycle(self) -> tuple[dict[str, float], list[str]]:
+        """(arrival of the cycle's "cycle N", "re-keyed" and summary lines, the cycle's lines) up to READY."""
         seen: list[str] = []
-        summary = 0.0
+        marks: dict[str, float] = {}
         while True:
             at, line = self.lines.get(timeout=LIMIT_S)
             if line is None:
                 raise RuntimeError(f"oac --watch ended: {seen[-5:]}")
             seen.append(line)
+            if line.startswith("oac watch: cycle ") and " in " not in line:
+                marks["noticed"] = at
+            if line.startswith("oac watch: resident plan: "):
+                marks["rekeyed"] = at
             if line.startswith("oac test: "):
-                summary = at
+                marks["summary"] = at
             if line.startswith(READY):
-                return summary, seen
+                return marks, seen
 
 
-def run(ours: Implementation, reps: int = 10, tests: int = TESTS, cycles: int = CYCLES) -> dict[str, Any]:
+def _fresh(ours: Implementation, project: Path) -> float:
+    started = time.perf_counter()
+    subprocess.run([str(ours.oac), *ARGS], cwd=project, capture_output=True, timeout=LIMIT_S)
+    return time.perf_counter() - started
+
+
+def run(ours: Implementation, reps: int = 10, tests: int = TESTS, cycles: int = CYCLES,
+        definition_reps: int = 3) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="oac-bench-watch-") as scratch:
         spec = Spec.for_tests(tests)
+        handlers = spec.handler_agents()
         watched = generate(Path(scratch) / "watched", spec)
         plain = Path(scratch) / "plain"
         shutil.copytree(watched, plain)
         subprocess.run([str(ours.oac), *ARGS], cwd=plain, capture_output=True, timeout=LIMIT_S)  # cold, not timed
         watcher = _Watcher(ours.oac, watched)
         watch_s: list[float] = []
+        parts: dict[str, list[float]] = {"notice": [], "rekey": [], "cycle": []}
         fresh_s: list[float] = []
+        resident = 0
         same = True
         rss: dict[int, int] = {}
+        definition: dict[str, list[float]] = {"watch_s": [], "fresh_s": []}
         try:
             watcher.cycle()  # the first, cold run
             offset, _ = _records(watched, 0)
             plain_offset, _ = _records(plain, 0)
             for number in range(1, cycles + 1):
-                spec = spec.with_edit(number % spec.agents, number)
-                saved = _save(watched, spec)
-                summary, lines = watcher.cycle()
+                agent = handlers[number % len(handlers)]
+                saved = _save_handler(watched, agent, number)
+                marks, lines = watcher.cycle()
+                resident += "rekeyed" in marks
                 offset, ran = _records(watched, offset)
                 if number <= reps:
-                    watch_s.append(summary - saved)
-                    _save(plain, spec)
-                    started = time.perf_counter()
-                    subprocess.run([str(ours.oac), *ARGS], cwd=plain, capture_output=True, timeout=LIMIT_S)
-                    fresh_s.append(time.perf_counter() - started)
+                    watch_s.append(marks["summary"] - saved)
+                    if "rekeyed" in marks:
+                        parts["notice"].append(marks["noticed"] - saved)
+                        parts["rekey"].append(marks["rekeyed"] - marks["noticed"])
+                        parts["cycle"].append(marks["summary"] - marks["rekeyed"])
+                    _save_handler(plain, agent, number)
+                    fresh_s.append(_fresh(ours, plain))
                     plain_offset, fresh_ran = _records(plain, plain_offset)
                     same = same and ran == fresh_ran and bool(ran)
                 if number in (1, 10, 25, 50, 100):
                     pids = [watcher.process.pid, *_children(watcher.process.pid)]
+                    pids += [grand for pid in pids[1:] for grand in _children(pid)]
                     rss[number] = sum(_rss_kib(pid) for pid in pids)
+            for number in range(1, definition_reps + 1):  # what the registry is built from: a fresh load
+                spec = spec.with_edit(number % spec.agents, number)
+                saved = _save(watched, spec)
+                marks, lines = watcher.cycle()
+                offset, ran = _records(watched, offset)
+                definition["watch_s"].append(round(marks["summary"] - saved, 4))
+                _save(plain, spec)
+                definition["fresh_s"].append(round(_fresh(ours, plain), 4))
+                plain_offset, fresh_ran = _records(plain, plain_offset)
+                same = same and ran == fresh_ran and bool(ran)
             watcher.process.stdin.write("q")  # type: ignore[union-attr]
             watcher.process.stdin.flush()  # type: ignore[union-attr]
             code = watcher.process.wait(LIMIT_S)
@@ -142,9 +186,14 @@ def run(ours: Implementation, reps: int = 10, tests: int = TESTS, cycles: int = 
     growth = rss[max(rss)] / rss[10] if 10 in rss else 1.0
     return {
         "scenario": "watch", "tests": tests, "cycles": cycles, "reps": reps,
+        "edit": "a handler script (handlers/aN_tool0.py) of a handler-backed agent",
+        "resident_cycles": resident,
         "watch_latency_s": [round(v, 4) for v in watch_s], "fresh_oac_test_s": [round(v, 4) for v in fresh_s],
         "watch_median_s": round(watch_median, 4), "fresh_median_s": round(fresh_median, 4),
         "fresh_over_watch": round(fresh_median / watch_median, 2), "same_tests_and_outcomes": same,
+        "watch_breakdown_median_s": {part: round(statistics.median(values), 4) if values else None
+                                     for part, values in parts.items()},
+        "definition_edit": definition,
         "rss_kib_after_cycle": rss, "rss_growth_10_to_100": round(growth, 3), "quit_exit_code": code,
         "coverage": coverage,
         "target": {"latency_s": LATENCY_TARGET_S, "growth": GROWTH_TARGET,
