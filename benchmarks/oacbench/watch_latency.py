@@ -123,6 +123,16 @@ def _fresh(ours: Implementation, project: Path) -> float:
     return time.perf_counter() - started
 
 
+def _same(same: bool, ran: set[tuple[str, str]], fresh_ran: set[tuple[str, str]], edit: str,
+          mismatches: list[dict[str, Any]]) -> bool:
+    """Whether the watch cycle appended the tests (and statuses) the fresh run did; a difference is kept."""
+    if ran == fresh_ran and ran:
+        return same
+    mismatches.append({"edit": edit, "watch_only": sorted(ran - fresh_ran)[:5],
+                       "fresh_only": sorted(fresh_ran - ran)[:5]})
+    return False
+
+
 def run(ours: Implementation, reps: int = 10, tests: int = TESTS, cycles: int = CYCLES,
         definition_reps: int = 3) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="oac-bench-watch-") as scratch:
@@ -138,6 +148,7 @@ def run(ours: Implementation, reps: int = 10, tests: int = TESTS, cycles: int = 
         fresh_s: list[float] = []
         resident = 0
         same = True
+        mismatches: list[dict[str, Any]] = []
         rss: dict[int, int] = {}
         definition: dict[str, list[float]] = {"watch_s": [], "fresh_s": []}
         try:
@@ -159,7 +170,7 @@ def run(ours: Implementation, reps: int = 10, tests: int = TESTS, cycles: int = 
                     _save_handler(plain, agent, number)
                     fresh_s.append(_fresh(ours, plain))
                     plain_offset, fresh_ran = _records(plain, plain_offset)
-                    same = same and ran == fresh_ran and bool(ran)
+                    same = _same(same, ran, fresh_ran, f"handler edit {number}", mismatches)
                 if number in (1, 10, 25, 50, 100):
                     pids = [watcher.process.pid, *_children(watcher.process.pid)]
                     pids += [grand for pid in pids[1:] for grand in _children(pid)]
@@ -173,7 +184,7 @@ def run(ours: Implementation, reps: int = 10, tests: int = TESTS, cycles: int = 
                 _save(plain, spec)
                 definition["fresh_s"].append(round(_fresh(ours, plain), 4))
                 plain_offset, fresh_ran = _records(plain, plain_offset)
-                same = same and ran == fresh_ran and bool(ran)
+                same = _same(same, ran, fresh_ran, f"definition edit {number}", mismatches)
             watcher.process.stdin.write("q")  # type: ignore[union-attr]
             watcher.process.stdin.flush()  # type: ignore[union-attr]
             code = watcher.process.wait(LIMIT_S)
@@ -191,6 +202,7 @@ def run(ours: Implementation, reps: int = 10, tests: int = TESTS, cycles: int = 
         "watch_latency_s": [round(v, 4) for v in watch_s], "fresh_oac_test_s": [round(v, 4) for v in fresh_s],
         "watch_median_s": round(watch_median, 4), "fresh_median_s": round(fresh_median, 4),
         "fresh_over_watch": round(fresh_median / watch_median, 2), "same_tests_and_outcomes": same,
+        "mismatches": mismatches,
         "watch_breakdown_median_s": {part: round(statistics.median(values), 4) if values else None
                                      for part, values in parts.items()},
         "definition_edit": definition,
