@@ -149,6 +149,8 @@ class ResidentPlan:
             keyer.forget_parts(test_id)
             plan.keys[test_id] = keyer.parts_of(test_id).key()
             self._index(test_id)
+        if stale:  # (finding a mock's module may have imported its parent packages here: they are loaded now)
+            self.loaded = frozenset(project_imports.loaded_project_files())
         return stale
 
     def due(self) -> set[str]:
