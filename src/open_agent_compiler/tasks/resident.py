@@ -25,13 +25,14 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from open_agent_compiler.errors import OacError
-from open_agent_compiler.execution import zygote
+from open_agent_compiler.execution import leftovers, zygote
 from open_agent_compiler.keys.key import FileDigests
 from open_agent_compiler.tasks import planning
 from open_agent_compiler.tasks.backend import BUSY_TIMEOUT_MS
 from open_agent_compiler.tasks.graph import TestPlan
 from open_agent_compiler.tasks.run import run_plan
 from open_agent_compiler.tasks.settings import PYPROJECT, TestOptions
+from open_agent_compiler.tasks.state_paths import check_state_paths
 from open_agent_compiler.usercode import project_imports
 
 _CODE_SUFFIXES = (".py", ".pyi", ".pth", ".so", ".pyd")
@@ -176,6 +177,8 @@ class ResidentPlan:
             code = 2
             try:
                 signal.signal(signal.SIGINT, signal.default_int_handler)
+                check_state_paths(self.options)  # what every run checks and cleans first (a fresh plan does it)
+                leftovers.clean(self.root)
                 plan.only = only
                 plan.renew_run_id()
                 code = run_plan(plan, unchanged=0 if only is None else len(plan.cases) - len(only))
