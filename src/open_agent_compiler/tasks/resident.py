@@ -11,7 +11,7 @@ does it once; on a save it
   file digests read afresh, as a fresh run reads them;
 - hands doit exactly the tests a fresh `oac test` would run: those whose key is not the key of their last pass
   (the others are counted as doit counts a green skip), each cycle in a forked process, so the resident plan
-  never runs user code and never changes by running. doit saves its state, and the tests append their
+  never runs a test and never changes by running one. doit saves its state, and the tests append their
   records, as in any run.
 The plan is one of `oac test`'s; only options whose runs depend on nothing but the keys are kept resident.
 """
