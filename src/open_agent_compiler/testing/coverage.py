@@ -188,8 +188,8 @@ def _agent_calls(test: AgentTest) -> set[str]:
     return names
 
 
-def _unique(cases: list[TestCase]) -> list[TestCase]:
-    return list({case.test_id: case for case in cases}.values())
+def _unique(refs: list[TestRef]) -> list[TestRef]:
+    return list({ref.test_id: ref for ref in refs}.values())
 
 
 def _agent_grants(agent: ResolvedAgent) -> list[tuple[GrantKind, str, str]]:
@@ -208,51 +208,50 @@ def coverage(resolved: ResolvedConfig, cases: list[TestCase], statuses: Mapping[
              dialect: str = "opencode") -> Coverage:
     """The coverage of every agent of `resolved` by `cases` (discovered from it), with each test's latest
     recorded status from `statuses` (test id -> status)."""
-    # each test's reference once, by the identity of its case (a pydantic model's attribute is a slow read)
-    refs: dict[int, TestRef] = {}
-    covering: set[int] = set()  # the cases whose latest status judged something
+    # each test's reference once (a pydantic model's attribute is a slow read); the grants' lists hold references
+    refs: dict[int, TestRef] = {}  # id(case) → its reference
+    covering: set[int] = set()  # id(reference) of the tests whose latest status judged something
+    tool_tests: dict[str, list[TestRef]] = {}
+    by_slot: dict[str, list[TestCase]] = {}
     for case in cases:
         test_id = case.test_id
         status = statuses.get(test_id, "never run")
-        refs[id(case)] = TestRef(test_id, status)  # (built without validation: the values are ours)
+        ref = refs[id(case)] = TestRef(test_id, status)  # (built without validation: the values are ours)
         if status not in NOT_COVERING:
-            covering.add(id(case))
+            covering.add(id(ref))
+        if case.kind == "tool":
+            tool_tests.setdefault(case.target_name, []).append(ref)
+        elif case.slot is not None:
+            by_slot.setdefault(case.slot, []).append(case)
 
     def grant(kind: GrantKind, name: str, action: str) -> Grant:
         checks = checked.get((kind, name), ())
         uses = exercised.get((kind, name), ())
-        covered = any(id(case) in covering for case in checks) or any(id(case) in covering for case in uses)
-        return Grant(kind, name, action, tuple(refs[id(case)] for case in checks) if checks else (),
-                     tuple(refs[id(case)] for case in uses) if uses else (), covered)
+        covered = not covering.isdisjoint(map(id, checks)) or not covering.isdisjoint(map(id, uses))
+        return Grant(kind, name, action, tuple(checks), tuple(uses), covered)
 
-    tool_tests: dict[str, list[TestCase]] = {}
-    by_slot: dict[str, list[TestCase]] = {}
-    for case in cases:
-        if case.kind == "tool":
-            tool_tests.setdefault(case.target_name, []).append(case)
-        elif case.slot is not None:
-            by_slot.setdefault(case.slot, []).append(case)
     agents = []
     for agent in resolved.agents:
         grants = _agent_grants(agent)
         rules = {name: action for kind, name, action in grants if kind == "bash"}
-        checked: dict[tuple[str, str], list[TestCase]] = {}
-        exercised: dict[tuple[str, str], list[TestCase]] = {}
+        checked: dict[tuple[str, str], list[TestRef]] = {}
+        exercised: dict[tuple[str, str], list[TestRef]] = {}
         for case in by_slot.get(agent.slot, ()):
             test = case.test
             if isinstance(test, CapabilityTest):
                 for pair in _Checks(test, rules, dialect, agent.postfix).found:
-                    checked.setdefault(pair, []).append(case)
+                    checked.setdefault(pair, []).append(refs[id(case)])
             elif isinstance(test, AgentTest):
                 for name in _agent_calls(test):
-                    exercised.setdefault(("tool", name), []).append(case)
+                    exercised.setdefault(("tool", name), []).append(refs[id(case)])
         for reachable in agent.tools:
             tool = reachable.tool
-            users = _unique(tool_tests.get(tool.name, []) + exercised.get(("tool", tool.name), []))
-            exercised[("tool", tool.name)] = users
+            tool_name = tool.name
+            users = _unique(tool_tests.get(tool_name, []) + exercised.get(("tool", tool_name), []))
+            exercised[("tool", tool_name)] = users
             for pattern, _ in tool.permission_rules():
                 known = exercised.setdefault(("bash", pattern), [])
                 known[:] = _unique(known + users)
         agents.append(AgentCoverage(agent.compiled_name, agent.slot,
-                                    tuple(grant(kind, name, action) for kind, name, action in grants)))
+                                    tuple([grant(kind, name, action) for kind, name, action in grants])))
     return Coverage(resolved.config.name, dialect, tuple(agents))
