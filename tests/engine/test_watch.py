@@ -316,3 +316,26 @@ def test_ctrl_c_during_a_cycle_leaves_nothing_running(tmp_path: Path) -> None:
         assert watcher.session_processes() == []
     finally:
         watcher.stop()
+
+
+def test_ctrl_c_during_a_re_keyed_cycle_leaves_nothing_running(tmp_path: Path) -> None:
+    tree = Tree(tmp_path / "p")
+    watcher = Watcher(tree.root)
+    try:
+        watcher.cycle()
+        # a mock module only its test imports: re-keyed by the resident plan, run in the cycle's own process,
+        # where it blocks until stopped (its sleep is the user code under test, not a synchronisation)
+        tree._write("mockmod.py", "def value(args):\n    import time\n    time.sleep(3600)\n")
+        seen = []
+        while True:
+            line = watcher.lines.get(timeout=LIMIT)
+            assert line is not None, seen
+            seen.append(line)
+            if line.startswith("  run 'moduled-value'"):  # printed as the test starts
+                break
+        assert any(line.startswith(RESIDENT) for line in seen), seen
+        os.killpg(watcher.process.pid, signal.SIGINT)
+        assert watcher.process.wait(LIMIT) == 130
+        assert watcher.session_processes() == []
+    finally:
+        watcher.stop()
