@@ -2,16 +2,17 @@
 
     python benchmarks/run.py --only watch [--reps 10]
 
-One save = one handler-backed agent's handler script (`handlers/aN_tool0.py`: a file its tool test runs, which
-loading the registry never reads) written whole and renamed into place: the resident plan re-keys the tests whose
-key covers it (`tasks.resident`). Latency: from just before that rename to the arrival of the cycle's summary line
-(the line printed after the last result of the affected tests), split by the arrival of the watcher's "cycle N"
-line (inotify and the end of the burst), of the resident plan's "re-keyed" line (re-keying, reading the green keys)
-and the summary (the forked cycle: doit over the due tests, each test, the records, the state). The same edit on a
-twin project is then timed as a fresh `oac test` (a whole process: start-up, imports, registry, plan, run), and
-both must append the same tests with the same statuses. Then `definition_edit`: a few saves of `bench_spec.json`
-(what the registry is built from: a fresh load, as before) the same way. Memory: the resident set of the watcher,
-its fork server and the resident plan (a cycle's own process has ended by then) after cycles 1, 10, 25, 50, 100.
+One save = the file one tool's callable mock reads (`mocks/aN-tool1.json` of every 10th agent: new bytes, the same
+checked value), written whole and renamed into place; loading the registry never reads it, so the resident plan
+re-keys the one test whose key covers it (`tasks.resident`). Latency: from just before that rename to the arrival of
+the cycle's summary line (the line printed after the last result of the affected tests), split by the arrival of
+the watcher's "cycle N" line (inotify and the end of the burst), of the resident plan's "re-keyed" line (re-keying,
+reading the green keys) and the summary (the forked cycle: doit over the due tests, the test, its record, the
+state). The same edit on a twin project is then timed as a fresh `oac test` (a whole process: start-up, imports,
+registry, plan, run), and both must append the same tests with the same statuses. Then, side by side the same way:
+a few saves of a handler script (a real handler process runs) and of `bench_spec.json` (what the registry is built
+from: a fresh load). Memory: the resident set of the watcher, its fork server and the resident plan (a cycle's own
+process has ended by then) after cycles 1, 10, 25, 50 and 100.
 Also on the twin (1,000 agents): `oac coverage --format json` against a warm `oac test` (nothing changed),
 interleaved, 3 each: coverage reads the definitions and the records and runs nothing, so it should be faster.
 Targets (issue 36): median watch latency <= 0.2 s; memory after 100 cycles within 10 % of after 10; coverage
@@ -33,7 +34,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from generate import Spec, generate, handler_path
+from generate import Spec, generate, handler_path, mock_file_path
 from oacbench.impls import Implementation
 
 TESTS = 5_000
@@ -51,6 +52,16 @@ def _save(project: Path, spec: Spec) -> float:
     scratch.write_text(json.dumps(asdict(spec), sort_keys=True) + "\n", encoding="utf-8")
     moment = time.perf_counter()
     os.replace(scratch, project / "bench_spec.json")
+    return moment
+
+
+def _save_mock_file(project: Path, agent: int, revision: int) -> float:
+    """Rewrite the file one tool's mock reads (`mocks/aN-tool1.json`: new bytes, the same checked value)."""
+    path = mock_file_path(project, agent)
+    scratch = project.parent / f".{project.name}-{path.name}"
+    scratch.write_text(json.dumps({"batch": [1, 2], "n": revision}) + "\n", encoding="utf-8")
+    moment = time.perf_counter()
+    os.replace(scratch, path)
     return moment
 
 
@@ -134,10 +145,10 @@ def _same(same: bool, ran: set[tuple[str, str]], fresh_ran: set[tuple[str, str]]
 
 
 def run(ours: Implementation, reps: int = 10, tests: int = TESTS, cycles: int = CYCLES,
-        definition_reps: int = 3) -> dict[str, Any]:
+        handler_reps: int = 5, definition_reps: int = 3) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="oac-bench-watch-") as scratch:
-        spec = Spec.for_tests(tests)
-        handlers = spec.handler_agents()
+        spec = Spec.for_tests(tests, mock_files_every=10)
+        mocked, handlers = spec.mock_file_agents(), spec.handler_agents()
         watched = generate(Path(scratch) / "watched", spec)
         plain = Path(scratch) / "plain"
         shutil.copytree(watched, plain)
@@ -150,41 +161,55 @@ def run(ours: Implementation, reps: int = 10, tests: int = TESTS, cycles: int = 
         same = True
         mismatches: list[dict[str, Any]] = []
         rss: dict[int, int] = {}
-        definition: dict[str, list[float]] = {"watch_s": [], "fresh_s": []}
+        others: dict[str, dict[str, list[float]]] = {}
+        offsets = [0, 0]
+
+        def side_by_side(what: str, number: int, save: Any, timed: bool) -> dict[str, float]:
+            """One save in the watched project (and, when timed, the same save and a fresh `oac test` in the
+            twin); the watch cycle's marks."""
+            nonlocal same
+            saved = save(watched)
+            marks, _ = watcher.cycle()
+            offsets[0], ran = _records(watched, offsets[0])
+            marks["latency"] = marks["summary"] - saved
+            if timed:
+                save(plain)
+                marks["fresh"] = _fresh(ours, plain)
+                offsets[1], fresh_ran = _records(plain, offsets[1])
+                same = _same(same, ran, fresh_ran, f"{what} {number}", mismatches)
+            return marks
+
         try:
             watcher.cycle()  # the first, cold run
-            offset, _ = _records(watched, 0)
-            plain_offset, _ = _records(plain, 0)
-            for number in range(1, cycles + 1):
-                agent = handlers[number % len(handlers)]
-                saved = _save_handler(watched, agent, number)
-                marks, lines = watcher.cycle()
+            offsets[0], _ = _records(watched, 0)
+            offsets[1], _ = _records(plain, 0)
+            for number in range(1, cycles + 1):  # the save of a mock file: re-keyed by the resident plan
+                agent = mocked[number % len(mocked)]
+                marks = side_by_side("mock file edit", number, lambda p: _save_mock_file(p, agent, number),
+                                     number <= reps)
                 resident += "rekeyed" in marks
-                offset, ran = _records(watched, offset)
                 if number <= reps:
-                    watch_s.append(marks["summary"] - saved)
+                    watch_s.append(marks["latency"])
+                    fresh_s.append(marks["fresh"])
                     if "rekeyed" in marks:
-                        parts["notice"].append(marks["noticed"] - saved)
+                        parts["notice"].append(marks["noticed"] - (marks["summary"] - marks["latency"]))
                         parts["rekey"].append(marks["rekeyed"] - marks["noticed"])
                         parts["cycle"].append(marks["summary"] - marks["rekeyed"])
-                    _save_handler(plain, agent, number)
-                    fresh_s.append(_fresh(ours, plain))
-                    plain_offset, fresh_ran = _records(plain, plain_offset)
-                    same = _same(same, ran, fresh_ran, f"handler edit {number}", mismatches)
                 if number in (1, 10, 25, 50, 100):
                     pids = [watcher.process.pid, *_children(watcher.process.pid)]
                     pids += [grand for pid in pids[1:] for grand in _children(pid)]
                     rss[number] = sum(_rss_kib(pid) for pid in pids)
-            for number in range(1, definition_reps + 1):  # what the registry is built from: a fresh load
-                spec = spec.with_edit(number % spec.agents, number)
-                saved = _save(watched, spec)
-                marks, lines = watcher.cycle()
-                offset, ran = _records(watched, offset)
-                definition["watch_s"].append(round(marks["summary"] - saved, 4))
-                _save(plain, spec)
-                definition["fresh_s"].append(round(_fresh(ours, plain), 4))
-                plain_offset, fresh_ran = _records(plain, plain_offset)
-                same = _same(same, ran, fresh_ran, f"definition edit {number}", mismatches)
+            # a handler script (a real handler process runs) and what the registry is built from (a fresh load)
+            for what, count, save in (
+                    ("handler edit", handler_reps,
+                     lambda n: lambda p: _save_handler(p, handlers[n % len(handlers)], n)),
+                    ("definition edit", definition_reps,
+                     lambda n: lambda p: _save(p, spec.with_edit(n % spec.agents, n)))):
+                found = others[what.replace(" ", "_")] = {"watch_s": [], "fresh_s": []}
+                for number in range(1, count + 1):
+                    marks = side_by_side(what, number, save(number), True)
+                    found["watch_s"].append(round(marks["latency"], 4))
+                    found["fresh_s"].append(round(marks["fresh"], 4))
             watcher.process.stdin.write("q")  # type: ignore[union-attr]
             watcher.process.stdin.flush()  # type: ignore[union-attr]
             code = watcher.process.wait(LIMIT_S)
@@ -197,7 +222,7 @@ def run(ours: Implementation, reps: int = 10, tests: int = TESTS, cycles: int = 
     growth = rss[max(rss)] / rss[10] if 10 in rss else 1.0
     return {
         "scenario": "watch", "tests": tests, "cycles": cycles, "reps": reps,
-        "edit": "a handler script (handlers/aN_tool0.py) of a handler-backed agent",
+        "edit": "the file one tool's callable mock reads (mocks/aN-tool1.json)",
         "resident_cycles": resident,
         "watch_latency_s": [round(v, 4) for v in watch_s], "fresh_oac_test_s": [round(v, 4) for v in fresh_s],
         "watch_median_s": round(watch_median, 4), "fresh_median_s": round(fresh_median, 4),
@@ -205,7 +230,7 @@ def run(ours: Implementation, reps: int = 10, tests: int = TESTS, cycles: int = 
         "mismatches": mismatches,
         "watch_breakdown_median_s": {part: round(statistics.median(values), 4) if values else None
                                      for part, values in parts.items()},
-        "definition_edit": definition,
+        **others,
         "rss_kib_after_cycle": rss, "rss_growth_10_to_100": round(growth, 3), "quit_exit_code": code,
         "coverage": coverage,
         "target": {"latency_s": LATENCY_TARGET_S, "growth": GROWTH_TARGET,
