@@ -29,6 +29,7 @@ class Spec:
     handler_every: int = 10
     slow_ms: int = 0
     slow_kind: str = "sleep"
+    mock_files_every: int = 0  # every K-th agent's tool1 mock reads mocks/<tool>.json (our watch scenario only)
     edits: dict[str, int] = field(default_factory=dict)
 
     @classmethod
@@ -49,6 +50,12 @@ class Spec:
             return []
         return [i for i in range(self.agents) if i % self.handler_every == self.handler_every - 1]
 
+    def mock_file_agents(self) -> list[int]:
+        every = self.mock_files_every
+        if self.slow_ms > 0 or not every:
+            return []
+        return [i for i in range(self.agents) if i % every == every - 1]
+
     def tests_of_agent(self, index: int) -> set[str]:
         """Names of every test that belongs to agent `index` (its capability tests and its tools' tests)."""
         if self.slow_ms > 0:
@@ -67,6 +74,16 @@ def handler_path(project: Path, agent: int) -> Path:
     return project / "handlers" / f"a{agent}_tool0.py"
 
 
+def mock_file_path(project: Path, agent: int) -> Path:
+    return project / "mocks" / f"a{agent}-tool1.json"
+
+
+def write_mock_file(project: Path, agent: int, revision: int = 0) -> None:
+    """The output agent `agent`'s tool1 mock returns (`revision` changes the bytes, not what the test checks)."""
+    path = mock_file_path(project, agent)
+    path.write_text(json.dumps({"batch": [1, 2], "n": revision}) + "\n", encoding="utf-8")
+
+
 def write_spec(project: Path, spec: Spec) -> None:
     (project / "bench_spec.json").write_text(json.dumps(asdict(spec), sort_keys=True) + "\n", encoding="utf-8")
 
@@ -83,6 +100,11 @@ def generate(project: Path, spec: Spec) -> Path:
     template = (SYNTHETIC / "handler.py.template").read_text(encoding="utf-8")
     for agent in spec.handler_agents():
         handler_path(project, agent).write_text(template.format(tool_name=f"a{agent}-tool0"), encoding="utf-8")
+    if spec.mock_file_agents():
+        shutil.copyfile(SYNTHETIC / "bench_file_mocks.py", project / "bench_file_mocks.py")
+        (project / "mocks").mkdir()
+        for agent in spec.mock_file_agents():
+            write_mock_file(project, agent)
     write_spec(project, spec)
     return project
 

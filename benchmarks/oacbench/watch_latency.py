@@ -2,12 +2,17 @@
 
     python benchmarks/run.py --only watch [--reps 10]
 
-One save = one agent's entry of `bench_spec.json` (the file its mocks and prompt come from) written whole and
-renamed into place. Latency: from just before that rename to the arrival of the cycle's summary line (the line
-printed after the last result of the affected tests). The same edit on a twin project is then timed as a fresh
-`oac test` (a whole process: start-up, imports, registry, plan, run), and both must append the same tests with
-the same statuses. Memory: the resident set of the watcher and its fork server (a cycle's child has ended by
-then) after cycles 1, 10, 25, 50 and 100.
+One save = the file one tool's callable mock reads (`mocks/aN-tool1.json` of every 10th agent: new bytes, the same
+checked value), written whole and renamed into place; loading the registry never reads it, so the resident plan
+re-keys the one test whose key covers it (`tasks.resident`). Latency: from just before that rename to the arrival of
+the cycle's summary line (the line printed after the last result of the affected tests), split by the arrival of
+the watcher's "cycle N" line (inotify and the end of the burst), of the resident plan's "re-keyed" line (re-keying,
+reading the green keys) and the summary (the forked cycle: doit over the due tests, the test, its record, the
+state). The same edit on a twin project is then timed as a fresh `oac test` (a whole process: start-up, imports,
+registry, plan, run), and both must append the same tests with the same statuses. Then, side by side the same way:
+a few saves of a handler script (a real handler process runs) and of `bench_spec.json` (what the registry is built
+from: a fresh load). Memory: the resident set of the watcher, its fork server and the resident plan (a cycle's own
+process has ended by then) after cycles 1, 10, 25, 50 and 100.
 Also on the twin (1,000 agents): `oac coverage --format json` against a warm `oac test` (nothing changed),
 interleaved, 3 each: coverage reads the definitions and the records and runs nothing, so it should be faster.
 Targets (issue 36): median watch latency <= 0.2 s; memory after 100 cycles within 10 % of after 10; coverage
@@ -29,7 +34,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from generate import Spec, generate
+from generate import Spec, generate, handler_path, mock_file_path
 from oacbench.impls import Implementation
 
 TESTS = 5_000
@@ -47,6 +52,27 @@ def _save(project: Path, spec: Spec) -> float:
     scratch.write_text(json.dumps(asdict(spec), sort_keys=True) + "\n", encoding="utf-8")
     moment = time.perf_counter()
     os.replace(scratch, project / "bench_spec.json")
+    return moment
+
+
+def _save_mock_file(project: Path, agent: int, revision: int) -> float:
+    """Rewrite the file one tool's mock reads (`mocks/aN-tool1.json`: new bytes, the same checked value)."""
+    path = mock_file_path(project, agent)
+    scratch = project.parent / f".{project.name}-{path.name}"
+    scratch.write_text(json.dumps({"batch": [1, 2], "n": revision}) + "\n", encoding="utf-8")
+    moment = time.perf_counter()
+    os.replace(scratch, path)
+    return moment
+
+
+def _save_handler(project: Path, agent: int, revision: int) -> float:
+    """Rewrite one handler script with a new trailing comment (same behaviour, new bytes): one save."""
+    path = handler_path(project, agent)
+    text = path.read_text(encoding="utf-8").split("\n# watch edit ")[0]
+    scratch = project.parent / f".{project.name}-{path.name}"
+    scratch.write_text(f"{text}\n# watch edit {revision}\n", encoding="utf-8")
+    moment = time.perf_counter()
+    os.replace(scratch, path)
     return moment
 
 
@@ -83,53 +109,107 @@ class _Watcher:
             self.lines.put((time.perf_counter(), line.rstrip("\n")))
         self.lines.put((time.perf_counter(), None))
 
-    def cycle(self) -> tuple[float, list[str]]:
-        """(arrival of the summary line, the cycle's lines) up to the next READY line."""
+    def cycle(self) -> tuple[dict[str, float], list[str]]:
+        """(arrival of the cycle's "cycle N", "re-keyed" and summary lines, the cycle's lines) up to READY."""
         seen: list[str] = []
-        summary = 0.0
+        marks: dict[str, float] = {}
         while True:
             at, line = self.lines.get(timeout=LIMIT_S)
             if line is None:
                 raise RuntimeError(f"oac --watch ended: {seen[-5:]}")
             seen.append(line)
+            if line.startswith("oac watch: cycle ") and " in " not in line:
+                marks["noticed"] = at
+            if line.startswith("oac watch: resident plan: "):
+                marks["rekeyed"] = at
             if line.startswith("oac test: "):
-                summary = at
+                marks["summary"] = at
             if line.startswith(READY):
-                return summary, seen
+                return marks, seen
 
 
-def run(ours: Implementation, reps: int = 10, tests: int = TESTS, cycles: int = CYCLES) -> dict[str, Any]:
+def _fresh(ours: Implementation, project: Path) -> float:
+    started = time.perf_counter()
+    subprocess.run([str(ours.oac), *ARGS], cwd=project, capture_output=True, timeout=LIMIT_S)
+    return time.perf_counter() - started
+
+
+def _same(same: bool, ran: set[tuple[str, str]], fresh_ran: set[tuple[str, str]], edit: str,
+          mismatches: list[dict[str, Any]]) -> bool:
+    """Whether the watch cycle appended the tests (and statuses) the fresh run did; a difference is kept."""
+    if ran == fresh_ran and ran:
+        return same
+    mismatches.append({"edit": edit, "watch_only": sorted(ran - fresh_ran)[:5],
+                       "fresh_only": sorted(fresh_ran - ran)[:5]})
+    return False
+
+
+def run(ours: Implementation, reps: int = 10, tests: int = TESTS, cycles: int = CYCLES,
+        handler_reps: int = 5, definition_reps: int = 3) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="oac-bench-watch-") as scratch:
-        spec = Spec.for_tests(tests)
+        spec = Spec.for_tests(tests, mock_files_every=10)
+        mocked, handlers = spec.mock_file_agents(), spec.handler_agents()
         watched = generate(Path(scratch) / "watched", spec)
         plain = Path(scratch) / "plain"
         shutil.copytree(watched, plain)
         subprocess.run([str(ours.oac), *ARGS], cwd=plain, capture_output=True, timeout=LIMIT_S)  # cold, not timed
         watcher = _Watcher(ours.oac, watched)
         watch_s: list[float] = []
+        parts: dict[str, list[float]] = {"notice": [], "rekey": [], "cycle": []}
         fresh_s: list[float] = []
+        resident = 0
         same = True
+        mismatches: list[dict[str, Any]] = []
         rss: dict[int, int] = {}
+        others: dict[str, dict[str, list[float]]] = {}
+        offsets = [0, 0]
+
+        def side_by_side(what: str, number: int, save: Any, timed: bool) -> dict[str, float]:
+            """One save in the watched project (and, when timed, the same save and a fresh `oac test` in the
+            twin); the watch cycle's marks."""
+            nonlocal same
+            saved = save(watched)
+            marks, _ = watcher.cycle()
+            offsets[0], ran = _records(watched, offsets[0])
+            marks["latency"] = marks["summary"] - saved
+            if timed:
+                save(plain)
+                marks["fresh"] = _fresh(ours, plain)
+                offsets[1], fresh_ran = _records(plain, offsets[1])
+                same = _same(same, ran, fresh_ran, f"{what} {number}", mismatches)
+            return marks
+
         try:
             watcher.cycle()  # the first, cold run
-            offset, _ = _records(watched, 0)
-            plain_offset, _ = _records(plain, 0)
-            for number in range(1, cycles + 1):
-                spec = spec.with_edit(number % spec.agents, number)
-                saved = _save(watched, spec)
-                summary, lines = watcher.cycle()
-                offset, ran = _records(watched, offset)
+            offsets[0], _ = _records(watched, 0)
+            offsets[1], _ = _records(plain, 0)
+            for number in range(1, cycles + 1):  # the save of a mock file: re-keyed by the resident plan
+                agent = mocked[number % len(mocked)]
+                marks = side_by_side("mock file edit", number, lambda p: _save_mock_file(p, agent, number),
+                                     number <= reps)
+                resident += "rekeyed" in marks
                 if number <= reps:
-                    watch_s.append(summary - saved)
-                    _save(plain, spec)
-                    started = time.perf_counter()
-                    subprocess.run([str(ours.oac), *ARGS], cwd=plain, capture_output=True, timeout=LIMIT_S)
-                    fresh_s.append(time.perf_counter() - started)
-                    plain_offset, fresh_ran = _records(plain, plain_offset)
-                    same = same and ran == fresh_ran and bool(ran)
+                    watch_s.append(marks["latency"])
+                    fresh_s.append(marks["fresh"])
+                    if "rekeyed" in marks:
+                        parts["notice"].append(marks["noticed"] - (marks["summary"] - marks["latency"]))
+                        parts["rekey"].append(marks["rekeyed"] - marks["noticed"])
+                        parts["cycle"].append(marks["summary"] - marks["rekeyed"])
                 if number in (1, 10, 25, 50, 100):
                     pids = [watcher.process.pid, *_children(watcher.process.pid)]
+                    pids += [grand for pid in pids[1:] for grand in _children(pid)]
                     rss[number] = sum(_rss_kib(pid) for pid in pids)
+            # a handler script (a real handler process runs) and what the registry is built from (a fresh load)
+            for what, count, save in (
+                    ("handler edit", handler_reps,
+                     lambda n: lambda p: _save_handler(p, handlers[n % len(handlers)], n)),
+                    ("definition edit", definition_reps,
+                     lambda n: lambda p: _save(p, spec.with_edit(n % spec.agents, n)))):
+                found = others[what.replace(" ", "_")] = {"watch_s": [], "fresh_s": []}
+                for number in range(1, count + 1):
+                    marks = side_by_side(what, number, save(number), True)
+                    found["watch_s"].append(round(marks["latency"], 4))
+                    found["fresh_s"].append(round(marks["fresh"], 4))
             watcher.process.stdin.write("q")  # type: ignore[union-attr]
             watcher.process.stdin.flush()  # type: ignore[union-attr]
             code = watcher.process.wait(LIMIT_S)
@@ -142,9 +222,15 @@ def run(ours: Implementation, reps: int = 10, tests: int = TESTS, cycles: int = 
     growth = rss[max(rss)] / rss[10] if 10 in rss else 1.0
     return {
         "scenario": "watch", "tests": tests, "cycles": cycles, "reps": reps,
+        "edit": "the file one tool's callable mock reads (mocks/aN-tool1.json)",
+        "resident_cycles": resident,
         "watch_latency_s": [round(v, 4) for v in watch_s], "fresh_oac_test_s": [round(v, 4) for v in fresh_s],
         "watch_median_s": round(watch_median, 4), "fresh_median_s": round(fresh_median, 4),
         "fresh_over_watch": round(fresh_median / watch_median, 2), "same_tests_and_outcomes": same,
+        "mismatches": mismatches,
+        "watch_breakdown_median_s": {part: round(statistics.median(values), 4) if values else None
+                                     for part, values in parts.items()},
+        **others,
         "rss_kib_after_cycle": rss, "rss_growth_10_to_100": round(growth, 3), "quit_exit_code": code,
         "coverage": coverage,
         "target": {"latency_s": LATENCY_TARGET_S, "growth": GROWTH_TARGET,

@@ -154,6 +154,22 @@ def _sequence_tool(name: str, revision: str) -> ToolDefinition:
     )
 
 
+def _file_mock_tool(name: str, revision: str) -> ToolDefinition:
+    # `mock_files_every`: the mock reads mocks/<name>.json when the test calls it (a file only the test reads).
+    return ToolDefinition(
+        header=_header(name, revision),
+        bash_tool=_bash(name),
+        mock=MockResponse(kind="callable", callable_spec="bench_file_mocks:lookup"),
+        tool_tests=[
+            ToolTest(
+                name=f"{name}-seq",
+                input={"tool": name},
+                evaluators=(JsonPathEvaluator(path="batch.1", expected=2),),
+            )
+        ],
+    )
+
+
 def _profile_tool(name: str, revision: str, profile: str) -> ToolDefinition:
     return ToolDefinition(
         header=_header(name, revision),
@@ -190,9 +206,11 @@ def _tools(index: int, revision: str, profile: str) -> list[ToolDefinition]:
         return [_slow_tool(f"a{index}-tool{j}", revision) for j in range(5)]
     every = SPEC["handler_every"]
     first = _handler_tool if every and index % every == every - 1 else _fixed_tool
+    files = SPEC.get("mock_files_every", 0)
+    second = _file_mock_tool if files and index % files == files - 1 else _sequence_tool
     return [
         first(f"a{index}-tool0", revision),
-        _sequence_tool(f"a{index}-tool1", revision),
+        second(f"a{index}-tool1", revision),
         _profile_tool(f"a{index}-tool2", revision, profile),
     ]
 

@@ -108,3 +108,18 @@ def test_percent_counts_every_agent() -> None:
     report, grants = _main_grants(_resolved([CHECKS[("skill", "tidy")]]))
     assert report.covered == 1 and report.total == sum(len(a.grants) for a in report.agents) > len(grants)
     assert report.as_json()["percent"] == round(100 / report.total, 1)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.sets(st.sampled_from(sorted(CHECKS))),
+       st.sampled_from(["pass", "fail", "not_runnable", "skipped", "caf\u00e9 \"quoted\"\n"]))
+def test_the_json_text_is_json_dumps_of_the_json_view(chosen: set[tuple[str, str]], status: str) -> None:
+    """`oac coverage --format json` writes its text directly (each test encoded once): the bytes `json.dumps`
+    gives for the same report, whatever the statuses, the coverage and the characters."""
+    import json
+
+    tests = [CHECKS[pair] for pair in sorted(chosen)]
+    resolved = _resolved(tests, tool_tests=[ToolTest(name="moves", input={})])
+    statuses = {f"capability:primary::{test.name}": status for test in tests}
+    report = coverage(resolved, discover(resolved), statuses)
+    assert report.as_json_text() == json.dumps(report.as_json())

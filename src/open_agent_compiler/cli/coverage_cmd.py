@@ -1,6 +1,5 @@
 """`oac coverage`: per agent, every grant and denial with the tests that check or exercise it (nothing runs)."""
 
-import json
 import sys
 from pathlib import Path
 
@@ -61,7 +60,7 @@ def coverage_command(factory: str | None, config: str | None, dialect: str | Non
     history = read_history(results, None) if results is not None or path.exists() else History(path=path)
     report = load_coverage(factory, config, dialect, history)
     if format_ == "json":
-        click.echo(json.dumps(report.as_json()))  # (no indent: the C encoder, ~5x faster at 1,000 agents)
+        click.echo(report.as_json_text())  # json.dumps(report.as_json()), each test's entry encoded once
     else:
         click.echo("\n".join(coverage_lines(report)))
     if fail_under is not None and report.percent < fail_under:

@@ -125,4 +125,5 @@ def test_command(factory: str | None, config: str | None, dialect: tuple[str, ..
                 print(list_line(entry))
             print(f"oac test: {len(listed)} selected, {sum(e['green'] for e in listed)} green")
         sys.exit(0)
-    sys.exit(run_tests(options, process_ends=True))  # `main` ends the process right after
+    resident = getattr(click.get_current_context().obj, "run", None)  # a watch cycle keeps its plan (cli.watch)
+    sys.exit(resident(options) if resident else run_tests(options, process_ends=True))  # `main` ends the process

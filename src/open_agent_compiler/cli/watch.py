@@ -53,7 +53,24 @@ class ShortExplain:
         return self._stream.fileno()
 
 
-def _cycle(args: list[str]) -> int:
+class Resident:
+    """What a cycle that may stay loaded hands `oac test` (as click's `obj`): `oac test` builds the options as
+    always, then `run` keeps the plan (`tasks.resident`) when the options allow, else runs as `oac test` does."""
+
+    def __init__(self) -> None:
+        self.plan: Any = None
+
+    def run(self, options: TestOptions) -> int:
+        from open_agent_compiler.tasks.resident import ResidentPlan, not_resident
+        from open_agent_compiler.tasks.run import run_tests
+
+        if not_resident(options) is not None:
+            return run_tests(options)
+        self.plan = ResidentPlan(options)
+        return self.plan.cycle(None)
+
+
+def _cycle(args: list[str], resident: Resident | None = None) -> int:
     """In a forked child: `oac test ARGS --explain`, as the command line runs it; its exit code."""
     import click
 
@@ -62,7 +79,8 @@ def _cycle(args: list[str]) -> int:
     signal.signal(signal.SIGINT, signal.default_int_handler)
     sys.stdout = ShortExplain(sys.stdout)  # type: ignore[assignment]
     try:
-        returned = oac.main(args=["test", *args, "--explain"], prog_name="oac", standalone_mode=False)
+        returned = oac.main(args=["test", *args, "--explain"], prog_name="oac", standalone_mode=False,
+                            obj=resident)
         code = returned if isinstance(returned, int) else 0
     except click.ClickException as error:
         error.show()
@@ -78,12 +96,84 @@ def _cycle(args: list[str]) -> int:
     return code
 
 
+def _serve_resident(args: list[str], requests: TextIO, replies: TextIO) -> None:
+    """A child of the fork server that loads the plan, runs the first cycle and, when the options allow, stays:
+    each request is the changed paths, each reply the cycle's exit code, or why a fresh load is needed."""
+    resident = Resident()
+    code = _cycle(args, resident)
+    plan = resident.plan
+    replies.write(json.dumps({"code": code, "kept": plan is not None}) + "\n")
+    replies.flush()
+    if plan is None:
+        return
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # a cycle's process gets Ctrl-C; the fork server ends us
+    for line in requests:
+        changed = json.loads(line)
+        reason = plan.fresh_reason(changed)
+        if reason is not None:
+            replies.write(json.dumps({"fresh": reason}) + "\n")
+            replies.flush()
+            return
+        code = plan.cycle(changed)
+        sys.stdout.flush()
+        replies.write(json.dumps({"code": code}) + "\n")
+        replies.flush()
+
+
+class _Child:
+    """The fork server's resident child and the pipes to it."""
+
+    def __init__(self, args: list[str], closing: list[TextIO]) -> None:
+        requests_r, requests_w = os.pipe()
+        replies_r, replies_w = os.pipe()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        self.pid = os.fork()
+        if self.pid == 0:
+            for stream in closing:  # the watcher's pipes: only the fork server answers on them
+                stream.close()
+            os.close(requests_w)
+            os.close(replies_r)
+            code = 0
+            try:
+                with os.fdopen(requests_r, "r") as requests, os.fdopen(replies_w, "w") as replies:
+                    _serve_resident(args, requests, replies)
+            except BaseException:  # noqa: BLE001 - it ends with its cycle either way
+                code = 1
+            os._exit(code)
+        os.close(requests_r)
+        os.close(replies_w)
+        self.requests = os.fdopen(requests_w, "w")
+        self.replies = os.fdopen(replies_r, "r")
+
+    def ask(self, request: Any) -> dict[str, Any] | None:
+        """Its reply, or None: it has ended."""
+        try:
+            if request is not None:
+                self.requests.write(json.dumps(request) + "\n")
+                self.requests.flush()
+            line = self.replies.readline()
+        except (BrokenPipeError, OSError):
+            return None
+        return json.loads(line) if line else None
+
+    def end(self) -> None:
+        try:
+            self.requests.close()
+        except OSError:
+            pass
+        os.waitpid(self.pid, 0)
+        self.replies.close()
+
+
 class ForkServer:
-    """A process holding the imported engine (never the project) that forks one child per cycle."""
+    """A process holding the imported engine (never the project) that forks one child per cycle, or keeps the
+    child of the last full cycle loaded (`tasks.resident`) for the cycles after a save it can re-key."""
 
     def __init__(self) -> None:
         commands_r, self._commands = os.pipe()
         self._answers, answers_w = os.pipe()
+        self.kept = False  # the server holds a resident plan
         sys.stdout.flush()  # nothing buffered is written twice
         sys.stderr.flush()
         self.pid = os.fork()
@@ -107,23 +197,57 @@ class ForkServer:
 
         import open_agent_compiler.cli.test_cmd  # noqa: F401 - the engine, imported once for every cycle
         gc.freeze()  # what is imported now is never traversed again in a cycle
+        kept: _Child | None = None
         with os.fdopen(commands_r, "r") as commands, os.fdopen(answers_w, "w") as answers:
             for line in commands:
+                command = json.loads(line)
                 sys.stdout.flush()
-                child = os.fork()
-                if child == 0:
-                    os._exit(_cycle(json.loads(line)))
-                _, status = os.waitpid(child, 0)
-                answers.write(f"{os.waitstatus_to_exitcode(status)}\n")
+                if "changed" in command:
+                    answer = kept.ask(command["changed"]) if kept is not None else None
+                    if answer is None or "fresh" in answer:
+                        answer = answer or {"fresh": "no plan is loaded"}
+                        if kept is not None:
+                            kept.end()
+                            kept = None
+                elif command.get("keep"):
+                    if kept is not None:
+                        kept.end()
+                    kept = _Child(command["run"], [commands, answers])
+                    answer = kept.ask(None) or {"code": 1}
+                    if not answer.get("kept"):
+                        kept.end()
+                        kept = None
+                else:
+                    child = os.fork()
+                    if child == 0:
+                        os._exit(_cycle(command["run"]))
+                    _, status = os.waitpid(child, 0)
+                    answer = {"code": os.waitstatus_to_exitcode(status)}
+                answers.write(json.dumps(answer) + "\n")
                 answers.flush()
+            if kept is not None:
+                kept.end()
 
-    def run(self, args: list[str]) -> int:
-        os.write(self._commands, (json.dumps(args) + "\n").encode())
+    def ask(self, command: dict[str, Any]) -> dict[str, Any]:
+        os.write(self._commands, (json.dumps(command) + "\n").encode())
         answer = self._answers_file.readline()
         if not answer:
             raise RuntimeError("oac watch: the fork server ended")
-        code = int(answer)
-        return 128 - code if code < 0 else code  # killed by signal N: 128 + N, as a shell says
+        return json.loads(answer)
+
+    def run(self, args: list[str], *, keep: bool = False) -> int:
+        """A full cycle; `keep`: its plan may stay loaded for the next saves."""
+        answer = self.ask({"run": args, "keep": keep})
+        self.kept = bool(answer.get("kept"))
+        return _exit_code(answer["code"])
+
+    def changed(self, paths: list[str]) -> int | str:
+        """A cycle of the resident plan for these changed paths: its exit code, or why a fresh load is needed."""
+        answer = self.ask({"changed": paths})
+        if "fresh" in answer:
+            self.kept = False
+            return str(answer["fresh"])
+        return _exit_code(answer["code"])
 
     def close(self) -> None:
         """No more cycles: the server ends once the running one has (it got the same Ctrl-C), and is reaped."""
@@ -133,6 +257,10 @@ class ForkServer:
             pass
         os.waitpid(self.pid, 0)
         self._answers_file.close()
+
+
+def _exit_code(code: int) -> int:
+    return 128 - code if code < 0 else code  # killed by signal N: 128 + N, as a shell says
 
 
 def relevant(changes: Iterable[tuple[int, str]], root: Path, own: set[Path]) -> list[str]:
@@ -200,10 +328,20 @@ def watch(options: TestOptions, args: list[str], out: TextIO | None = None) -> i
         out.write(text + "\n")
         out.flush()
 
-    def cycle(number: int, why: str, extra: tuple[str, ...] = ()) -> None:
+    def cycle(number: int, why: str, extra: tuple[str, ...] = (), changed: list[str] | None = None) -> None:
         say(f"oac watch: cycle {number}: {why}")
         started = time.perf_counter()
-        code = server.run([*args, *extra])
+        answer: int | str = ""
+        if changed is not None and server.kept:
+            answer = server.changed(changed)
+            if isinstance(answer, str):
+                say(f"oac watch: loading afresh: {answer}")
+        if isinstance(answer, int):
+            code = answer
+        elif extra:  # a/f: one cycle with --force / --lf; the loaded plan stays
+            code = server.run([*args, *extra])
+        else:
+            code = server.run(args, keep=True)
         what = {0: "passed", 1: "failed", 2: "could not run (see the line above)"}.get(code, f"exit {code}")
         say(f"oac watch: cycle {number} {what} in {time.perf_counter() - started:.2f} s")
 
@@ -216,7 +354,7 @@ def watch(options: TestOptions, args: list[str], out: TextIO | None = None) -> i
         wake = threading.Event()
         threading.Thread(target=_read_keys, args=(keys, wake), daemon=True, name="oac-watch-keys").start()
         number = 1
-        cycle(number, "start")
+        cycle(number, "start")  # (loads the plan that stays for the saves after it, when the options allow)
         while True:
             say(f"{READY} {root} ({KEYS})")
             while True:
@@ -236,7 +374,7 @@ def watch(options: TestOptions, args: list[str], out: TextIO | None = None) -> i
                     if changed:
                         number += 1
                         shown = ", ".join(changed[:5]) + (f" and {len(changed) - 5} more" if len(changed) > 5 else "")
-                        cycle(number, f"changed {shown}")
+                        cycle(number, f"changed {shown}", changed=changed)
                         break
     except KeyboardInterrupt:
         say("oac watch: interrupted")

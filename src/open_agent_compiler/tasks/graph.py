@@ -115,6 +115,7 @@ class TestPlan:
     """Everything one run needs, computed once by the planning pipeline (see `planning`)."""
 
     __test__ = False
+    only: set[str] | None = None  # the test ids handed to doit (None: all); a watch cycle's (`tasks.resident`)
 
     def __init__(self, options: TestOptions) -> None:
         check_state_paths(options)  # every place the run writes is usable, before anything runs
@@ -212,6 +213,18 @@ class TestPlan:
             if known is not None and known.status == "pass":
                 shared.adopt(name, key, known, {path: checker.digest(path) for path in self.file_dep(test_id)})
 
+    def planned_cases(self) -> list[TestCase]:
+        """The tests handed to doit: all, or the ones a watch cycle chose (`only`)."""
+        only = self.only
+        return self.cases if only is None else [case for case in self.cases if case.test_id in only]
+
+    def renew_run_id(self) -> None:
+        """Another run of this plan (a watch cycle, in its own process): its records carry a run id of their own."""
+        _PLANS.pop(self.run_id, None)
+        self.run_id = uuid.uuid4().hex
+        self.task_meta = {"oac": {"run_id": self.run_id}}
+        _PLANS[self.run_id] = self
+
     # kept for callers that knew the plan's parts before the pipeline
     @property
     def contents(self) -> dict[str, bytes]:
@@ -290,7 +303,7 @@ class TestPlan:
         always_run = [(False, None, None)]  # a repeat: never green-skipped
         repeats = self.repeat_names()
         names = self.names
-        for case in self.cases:
+        for case in self.planned_cases():
             test_id = case.test_id  # (read once: a pydantic model's attribute is a slow read in 3.11)
             agent_test = case.kind == "agent"
             for name in repeats.get(test_id) or (names[test_id],):
@@ -322,7 +335,7 @@ class TestPlan:
         """Start the real handlers of the tests that will run (not green, not ignored) ahead of their turn."""
         manager = Globals.dep_manager
         pending = []
-        for case in self.cases if self.repeat == 1 else ():
+        for case in self.planned_cases() if self.repeat == 1 else ():
             if case.kind != "tool":
                 continue
             name = self.names[case.test_id]

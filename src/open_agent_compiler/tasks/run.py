@@ -75,8 +75,21 @@ def _run_tests(options: TestOptions, out: TextIO, interrupt: InterruptState) -> 
     plan = TestPlan(options)
     for note in plan.notes:
         print(f"oac: {note}", file=sys.stderr)
+    return _run_plan(plan, out, interrupt)
+
+
+def run_plan(plan: TestPlan, out: TextIO | None = None, *, unchanged: int = 0) -> int:
+    """`run_tests` of a plan made before (`tasks.resident`): `unchanged` tests it does not hand to doit are
+    counted as doit would count them, discovered and skipped green."""
+    with fewer_collections(restore=False, defer=True), orderly_interrupts() as interrupt:
+        return _run_plan(plan, out or sys.stdout, interrupt, unchanged)
+
+
+def _run_plan(plan: TestPlan, out: TextIO, interrupt: InterruptState, unchanged: int = 0) -> int:
+    options = plan.options
     plan.prefetching = True  # every planned task is selected: handlers of tests that will run may start early
     reporter = OacReporter(out)
+    reporter.tally.discovered = reporter.tally.skipped = unchanged
     reporter._force = options.force
     reporter.stoppable = True  # tasks.parallel's runners end dispatch at --maxfail
     argv = ["run", "--continue"]
