@@ -25,7 +25,7 @@ from open_agent_compiler.testing.invokers.script import ScriptedModel
 from open_agent_compiler.testing.mocks import MockSession
 
 from agent_project import OAC, REPO, summary
-from fake_upstream import FakeUpstream
+from fake_upstream import COOKIE, FakeUpstream
 
 PLANTED = "sk-oac-PLANTED-4f1d9e0c7b"
 BESIDE = "cassettes/agents/primary/quiet-alert-quiet.jsonl"  # the monitoring example's test, defined in agents.py
@@ -269,6 +269,24 @@ def _oac(root: Path, *args: str, env: dict[str, str] | None = None, prefix: list
                           timeout=500, env=full_env)
 
 
+SECRETS = (PLANTED, f"Bearer {PLANTED}", COOKIE, f"oac_session={COOKIE}")
+
+
+def assert_no_secret(folder: Path, outputs: list[subprocess.CompletedProcess[str]], expected: list[Path]) -> None:
+    """No planted secret in any file under `folder` (every file the runs wrote: cassette, results, state,
+    report) nor in any output; `expected` files must be among them (the grep is not vacuous)."""
+    files = [path for path in folder.rglob("*") if path.is_file() and not path.is_symlink()]
+    assert set(expected) <= set(files), set(expected) - set(files)
+    assert any(part == ".oac" for path in files for part in path.parts)  # the state was written and is read
+    for path in files:
+        data = path.read_bytes()
+        for secret in SECRETS:
+            assert secret.encode() not in data, f"{secret!r} in {path}"
+    for done in outputs:
+        for secret in SECRETS:
+            assert secret not in done.stdout + done.stderr, f"{secret!r} in the output of {done.args}"
+
+
 def _turns(root: Path) -> list[Any]:
     records = [json.loads(line) for line in (root / ".oac" / "test_results.jsonl").read_text().splitlines()]
     return [record.get("turns") for record in records if record.get("test_kind") == "agent"]
@@ -282,12 +300,13 @@ def test_record_then_replay_through_the_real_harness(harness: str, tmp_path: Pat
     shutil.copytree(REPO / "examples" / "monitoring", root, ignore=shutil.ignore_patterns(".oac", "__pycache__"))
     (root / "agents_scripts.py").unlink()  # no script: the model is the upstream's, then the cassette's
     run = ("--invoker", harness, "--dialect", harness)
-    with FakeUpstream() as fake:
+    with FakeUpstream(leaky=True) as fake:  # sets a cookie, echoes the credentials it gets in its answers
         recording = _oac(root, *run, "--record", "all", "-v",
                          env={"OAC_RECORD_BASE_URL": fake.base_url, "OAC_RECORD_API_KEY": PLANTED})
         assert "passed=1" in summary(recording.stdout), recording.stdout + recording.stderr
         upstream_requests = len(fake.bodies)
     assert upstream_requests >= 3
+    assert fake.credentials and all(PLANTED in credential for credential in fake.credentials)  # the key was used
     cassette = root / BESIDE  # beside agents.py, which defines the test
     assert not (root / legacy_rel("quiet-alert-quiet")).exists()
     _, exchanges = read_cassette(cassette)
@@ -300,11 +319,16 @@ def test_record_then_replay_through_the_real_harness(harness: str, tmp_path: Pat
     again = _oac(root, *run, "--explain")
     assert "skipped=1" in summary(again.stdout), again.stdout  # a green replayed test is skipped like any other
 
-    # the planted key is in no file written, and in no output
-    for path in root.rglob("*"):
-        if path.is_file():
-            assert PLANTED.encode() not in path.read_bytes(), path
-    assert PLANTED not in recording.stdout + recording.stderr + replay.stdout + replay.stderr
+    # the planted key, the authorization header and the cookie are in no file the two runs wrote (cassette,
+    # results, state, the report, the --explain view) and in no output
+    report = tmp_path / "report.html"
+    reported = subprocess.run([OAC, "report", "-o", str(report)], cwd=root, capture_output=True, text=True,
+                              timeout=120)
+    assert reported.returncode == 0 and report.stat().st_size > 0, reported.stderr
+    outputs = [recording, replay, again, reported]
+    assert_no_secret(tmp_path, outputs, [cassette, root / ".oac" / "test_results.jsonl", report])
+    assert "(sent with <redacted>)" in replay.stdout + (root / ".oac" / "test_results.jsonl").read_text() \
+        or "(sent with <redacted>)" in cassette.read_text()  # the echo happened, and was scrubbed
 
     # a prompt edit (Codex: a tool result, since its compiled primary prompt never reaches the model): the replay
     # FAILs naming the turn and the difference; --record of that test fixes it

@@ -314,9 +314,11 @@ class Tape:
         status, content_type, response = self._forward(path, headers, body)
         if not self.model and isinstance(body, dict) and isinstance(body.get("model"), str):
             self.model = body["model"]  # no upstream model named: the one the harness asked for
+        # the harness gets what a replay will give it: the provider's answer without the key (some echo it)
+        text = self._scrub(response.decode("utf-8", "replace"))
         self.played.append(Exchange(turn=turn, api=api, path=path, request=request, status=status,
-                                    content_type=content_type, response=self._scrub(response.decode("utf-8", "replace"))))
-        return status, content_type, response
+                                    content_type=content_type, response=text))
+        return status, content_type, text.encode("utf-8")
 
     def _mismatch(self, turn: int, api: str, path: str, request: Any, candidates: list[int]) -> str:
         where = f"cassette {self.where.shown}"
