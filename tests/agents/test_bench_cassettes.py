@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_project import REPO
+from agent_project import REPO, harness_or_skip
 
 sys.path.insert(0, str(REPO / "benchmarks"))
 
@@ -35,9 +35,7 @@ def test_the_verdict_is_the_ratio_of_the_medians() -> None:
 
 @pytest.mark.harness
 def test_the_scenario_measures_a_replay_through_the_real_harness(tmp_path: Path) -> None:
-    why = cassettes.available("claude")
-    if why is not None:
-        pytest.skip(why)
+    harness_or_skip("claude")
     bench = Bench({"ours": find_ours(str(Path(sys.executable).with_name("oac")))}, timeout=600)
     cassettes.measure(bench, bench.impls["ours"], "claude", 1, tmp_path)
     scripted, replayed = bench.rows

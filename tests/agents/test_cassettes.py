@@ -24,7 +24,7 @@ from open_agent_compiler.testing.invokers.protocol import (CompiledAgent, Invoke
 from open_agent_compiler.testing.invokers.script import ScriptedModel
 from open_agent_compiler.testing.mocks import MockSession
 
-from agent_project import OAC, REPO, summary
+from agent_project import OAC, REPO, harness_or_skip, summary
 from fake_upstream import COOKIE, FakeUpstream
 
 PLANTED = "sk-oac-PLANTED-4f1d9e0c7b"
@@ -241,14 +241,7 @@ def test_matching_ignores_nothing_but_what_varies(value: Any, data: st.DataObjec
 
 # ---- through the real harnesses -------------------------------------------------------------------------------
 def _available(name: str) -> None:
-    from open_agent_compiler.testing.invokers.harness.base import harness_dir
-
-    try:
-        entry = json.loads((harness_dir() / "status.json").read_text())["harnesses"][name]
-    except (OSError, ValueError, KeyError):
-        pytest.skip(f"{name}: no entry in status.json: run .ci/install-harnesses")
-    if not entry.get("available") or not Path(entry.get("bin", "")).exists():
-        pytest.skip(f"{name}: {entry.get('reason', 'binary missing')}")
+    harness_or_skip(name)
 
 
 def _loopback_only() -> list[str]:
@@ -329,16 +322,14 @@ def test_record_then_replay_through_the_real_harness(harness: str, tmp_path: Pat
     assert_no_secret(tmp_path, outputs, [cassette, root / ".oac" / "test_results.jsonl", report])
     assert "<redacted>)" in cassette.read_text()  # the upstream's echo of the key happened, and was scrubbed
 
-    # a prompt edit (Codex: a tool result, since its compiled primary prompt never reaches the model): the replay
+    # a prompt edit (the primary agent's prompt reaches the model in every harness, Codex included): the replay
     # FAILs naming the turn and the difference; --record of that test fixes it
     agents = root / "agents.py"
-    old, new = (('{"status": "ok"', '{"status": "fine"') if harness == "codex" else
-                ("Answer 'all quiet'", "Answer exactly 'all quiet'"))
-    agents.write_text(agents.read_text().replace(old, new))
+    agents.write_text(agents.read_text().replace("Answer 'all quiet'", "Answer exactly 'all quiet'"))
     failed = _oac(root, *run, "-v")
     assert "failed=1" in summary(failed.stdout), failed.stdout
     assert "turn 1: " in failed.stdout and "request differs from the recorded one" in failed.stdout
-    assert ("fine" if harness == "codex" else "exactly") in failed.stdout, failed.stdout
+    assert "exactly" in failed.stdout and BESIDE in failed.stdout, failed.stdout
     with FakeUpstream() as fake:
         fixed = _oac(root, *run, "--record", "all", "-k", "quiet-alert-quiet",
                      env={"OAC_RECORD_BASE_URL": fake.base_url, "OAC_RECORD_API_KEY": PLANTED})
