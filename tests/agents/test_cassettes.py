@@ -330,11 +330,13 @@ def test_record_then_replay_through_the_real_harness(harness: str, tmp_path: Pat
     assert "failed=1" in summary(failed.stdout), failed.stdout
     assert "turn 1: " in failed.stdout and "request differs from the recorded one" in failed.stdout
     assert "exactly" in failed.stdout and BESIDE in failed.stdout, failed.stdout
-    with FakeUpstream() as fake:
+    with FakeUpstream(leaky=True) as fake:
         fixed = _oac(root, *run, "--record", "all", "-k", "quiet-alert-quiet",
                      env={"OAC_RECORD_BASE_URL": fake.base_url, "OAC_RECORD_API_KEY": PLANTED})
     assert "passed=1" in summary(fixed.stdout), fixed.stdout + fixed.stderr
-    assert "passed=1" in summary(_oac(root, *run, prefix=_loopback_only()).stdout)
+    replayed = _oac(root, *run, "--explain", prefix=_loopback_only())
+    assert "passed=1" in summary(replayed.stdout)
+    assert_no_secret(tmp_path, [failed, fixed, replayed], [cassette])  # the failure's evidence included
 
 
 def test_record_needs_a_harness_invoker(tmp_path: Path) -> None:
@@ -407,7 +409,9 @@ def test_a_recording_never_writes_through_a_symlink_nor_outside_the_root(tmp_pat
         write_cassette(root, "pkg/cassettes/m/p/t.jsonl", "t", None, [])
     with pytest.raises(InvokerError, match="not inside"):
         write_cassette(root, "../outside/t.jsonl", "t", None, [])
-    assert list(outside.iterdir()) == []
+    with FakeUpstream() as fake, pytest.raises(InvokerError, match="symbolic link"):  # refused before recording
+        Tape(at(root, "pkg/cassettes/m/p/t.jsonl"), "t", "all", Upstream(base_url=fake.base_url))
+    assert list(outside.iterdir()) == [] and fake.bodies == []
     (outside / "m" / "p").mkdir(parents=True)
     (outside / "m" / "p" / "t.jsonl").write_text('{"cassette": 1}\n')  # not read through the link either
     assert at(root, "pkg/cassettes/m/p/t.jsonl") == Location(root, "pkg/cassettes/m/p/t.jsonl", None)

@@ -281,6 +281,11 @@ class Tape:
         if self.recording and upstream is None:
             raise InvokerError(f"--record {mode} needs a provider to record from: set {UPSTREAM_ENV[0]} (and "
                                f"{UPSTREAM_ENV[1]}, {UPSTREAM_ENV[2]}) or [tool.oac] record_base_url")
+        if self.recording:  # refused before the provider is paid for, not after (a symlink on the way)
+            try:
+                fsio.check_writable_file(where.root, where.rel)
+            except OacError as exc:
+                raise InvokerError(str(exc)) from None
         self.used: set[int] = set()
         self.played: list[Exchange] = []  # what this run answered with, in order: the cassette written at the end
         self.volatile: tuple[tuple[str, str], ...] = ()
