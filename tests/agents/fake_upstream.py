@@ -64,6 +64,7 @@ class FakeUpstream(ScriptedModelServer):
     def __init__(self, leaky: bool = False) -> None:
         self.leaky = leaky
         self.credentials: list[str] = []  # the authorization / x-api-key header values received
+        self.cookies: list[str] = []  # the cookie header values received
         agent = CompiledAgent(dialect="-", build_dir=Path("."), project_root=Path("."), slot="-", compiled_name="-")
         super().__init__(ScriptedModel(turns=[]), agent, ToolDispatcher({}, None, MockSession(), hermetic=True,
                                                                         timeout=1))
@@ -94,9 +95,9 @@ class FakeUpstream(ScriptedModelServer):
     def _leaking(self, handler: Any) -> None:
         """Remember the credentials of this request; when leaky, answer with a cookie."""
         credential = handler.headers.get("authorization") or handler.headers.get("x-api-key")
-        if credential:
-            with self._lock:
-                self.credentials.append(credential)
+        with self._lock:
+            self.credentials += [credential] if credential else []
+            self.cookies += [handler.headers["cookie"]] if handler.headers.get("cookie") else []
         if self.leaky:
             end_headers = handler.end_headers
 

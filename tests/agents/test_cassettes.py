@@ -108,6 +108,28 @@ def test_record_through_the_proxy_then_replay_with_the_upstream_stopped(api: str
         assert not server.errors
 
 
+def test_the_proxy_passes_on_no_credential_nor_cookie_either_way(tmp_path: Path) -> None:
+    """The harness's own credentials and cookies never reach the provider (only the upstream key does), and the
+    provider's cookies never reach the harness or the cassette."""
+    cassette = tmp_path / "c.jsonl"
+    _, path, body = REQUESTS[2]
+    with FakeUpstream(leaky=True) as fake:
+        tape = tape_at(cassette, "t", "all", Upstream(base_url=fake.base_url, api_key=PLANTED))
+        with server_with(tape) as server:
+            server.begin_turn(1, "x")
+            request = urllib.request.Request(server.base_url + path, data=json.dumps(body).encode(), headers={
+                "content-type": "application/json", "x-api-key": "harness-key-SECRET",
+                "authorization": "Bearer harness-SECRET", "cookie": "harness=cookie-SECRET"})
+            with NO_PROXY.open(request, timeout=30) as response:
+                headers, answer = dict(response.headers), response.read()
+            tape.save()
+    assert fake.credentials == [PLANTED] and fake.cookies == []  # the upstream key replaced the harness's
+    assert not any("SECRET" in json.dumps(b) for b in fake.bodies)
+    assert "set-cookie" not in {name.lower() for name in headers} and COOKIE.encode() not in answer
+    stored = cassette.read_text()
+    assert COOKIE not in stored and "SECRET" not in stored and PLANTED not in stored
+
+
 def test_a_changed_request_fails_naming_the_first_difference(tmp_path: Path) -> None:
     cassette = tmp_path / "c.jsonl"
     _, path, body = REQUESTS[2]
