@@ -25,7 +25,7 @@ def test_the_verdict_is_the_ratio_of_the_medians() -> None:
     [cheaper] = targets.cassette_targets(rows([10.0, 11.0, 9.0], [8.0, 9.9, 12.0]))
     assert cheaper.verdict == "PASS" and "= 0.99" in cheaper.detail and "[claude, three turns]" in cheaper.name
     [dearer] = targets.cassette_targets(rows([10.0, 10.0, 10.0], [10.5, 10.2, 10.1]))
-    assert dearer.verdict == "MISS" and "= 1.02" in dearer.detail
+    assert dearer.verdict == "MISS" and "= 1.02" in dearer.detail and "(limit 1.00)" in dearer.detail
     [broken] = targets.cassette_targets(rows([10.0], [1.0], ["rep 0: exit 1"]))
     assert broken.verdict == "MISS" and "did not pass" in broken.detail  # a fast failure is no pass
     [unmeasured] = targets.cassette_targets(rows([10.0], []))
