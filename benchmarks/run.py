@@ -25,7 +25,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from generate import TESTS_PER_AGENT, Spec  # noqa: E402
-from oacbench import impls, phases, profiling, report, results_view, targets, watch_latency  # noqa: E402
+from oacbench import cassettes, impls, phases, profiling, report, results_view, targets, watch_latency  # noqa: E402
 from oacbench.measure import rss_method  # noqa: E402
 from oacbench.plan import PRESETS, Plan, preset  # noqa: E402
 from oacbench.scenarios import Bench  # noqa: E402
@@ -51,9 +51,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--work", type=Path, default=impls.CACHE / "work")
     parser.add_argument("--results", type=Path, default=RESULTS)
     parser.add_argument("--keep", action="store_true", help="keep the generated projects under --work")
-    parser.add_argument("--only", choices=["results-view", "watch"],
+    parser.add_argument("--only", choices=["results-view", "watch", "cassettes"],
                         help="run only this scenario (results-view: oac results/report on a 50,000-line history; "
-                        "watch: oac test --watch latency and memory at 5,000 tests, and oac coverage)")
+                        "watch: oac test --watch latency and memory at 5,000 tests, and oac coverage; "
+                        "cassettes: an agent test through a real harness, replayed vs scripted)")
     return parser.parse_args(argv)
 
 
@@ -205,12 +206,32 @@ def only_watch(args: argparse.Namespace) -> int:
     return 0 if result["target"]["ok"] else 1
 
 
+def only_cassettes(args: argparse.Namespace) -> int:
+    """`--only cassettes`: no anchor; the replayed vs scripted agent test of the preset's harnesses, with its
+    targets; writes results/cassettes-<timestamp>.json."""
+    plan = preset(args.preset)
+    bench = Bench({"ours": impls.find_ours(args.ours_oac)}, timeout=RUN_TIMEOUT_S)
+    for harness in plan.cassette_harnesses:
+        cassettes.measure(bench, bench.impls["ours"], harness, args.reps or plan.reps, args.work)
+    found = targets.cassette_targets(bench.rows)
+    markdown = report.render(bench.rows, found, bench.checks, bench.notes)
+    print("\n" + markdown, flush=True)
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    args.results.mkdir(parents=True, exist_ok=True)
+    payload = {"timestamp": stamp, "machine": machine(), "rows": [row.as_dict() for row in bench.rows],
+               "targets": [t.as_dict() for t in found], "notes": bench.notes}
+    (args.results / f"cassettes-{stamp}.json").write_text(json.dumps(payload, indent=2) + "\n")
+    return 0 if found and all(t.ok for t in found) else 1
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     if args.only == "results-view":
         return only_results_view(args)
     if args.only == "watch":
         return only_watch(args)
+    if args.only == "cassettes":
+        return only_cassettes(args)
     sizes = tuple(int(s) for s in args.sizes.split(",")) if args.sizes else None
     plan = preset(args.preset, sizes=sizes, reps=args.reps, large_reps=args.large_reps)
     anchor = impls.ensure_anchor(impls.CACHE / "anchor-venv", args.anchor_python)
@@ -233,6 +254,8 @@ def main(argv: list[str] | None = None) -> int:
         runner.slow(kind)
     if plan.profile:
         runner.cold_profile()
+    for harness in plan.cassette_harnesses:
+        cassettes.measure(bench, ours, harness, plan.reps, args.work)
     edit_ok = {c.case: c.ok for c in bench.checks if c.name.startswith("edit 1 agent")}
     found = targets.evaluate(bench.rows, edit_ok)
     markdown = report.render(bench.rows, found, bench.checks, bench.notes)

@@ -28,6 +28,7 @@ class Plan:
     flat_reps: int = 7  # warm runs per size, sizes interleaved, for the flatness target; 0: from the warm rows
     compile_size: int = 5_000  # `oac compile` of this suite's registry (1,000 agents) cold/unchanged/one edited; 0: none
     compile_dialects: tuple[str, ...] = ("opencode", "claude")
+    cassette_harnesses: tuple[str, ...] = ("claude", "opencode")  # replayed vs scripted agent test (issue 35)
 
     def reps_for(self, tests: int) -> int:
         return self.reps if tests < LARGE else self.large_reps
@@ -45,11 +46,11 @@ class Plan:
 PRESETS: dict[str, Plan] = {
     "default": Plan(),
     "quick": Plan(sizes=(100, 1_000), reps=3, edit_size=1_000, slow_tests=100, slow_kinds=("sleep",),
-                  cold_profile_size=100, flat_reps=3, compile_size=1_000),
+                  cold_profile_size=100, flat_reps=3, compile_size=1_000, cassette_harnesses=("claude",)),
     "full": Plan(sizes=(100, 1_000, 5_000, 20_000, 50_000),
                  ours_max={"per-agent": 50_000, "shared": 50_000},
                  anchor_max={"per-agent": 50_000, "shared": 20_000},
-                 edit_shapes=("per-agent", "shared")),
+                 edit_shapes=("per-agent", "shared"), cassette_harnesses=("claude", "opencode", "codex", "pi")),
 }
 
 

@@ -94,6 +94,28 @@ def evaluate(all_rows: list[Row], edit_checks_ok: dict[str, bool]) -> list[Targe
     found.extend(_compile_targets(all_rows))
     found.extend(_parallel_targets(all_rows))
     found.extend(_flat_targets(rows))
+    found.extend(cassette_targets(all_rows))
+    return found
+
+
+CASSETTE_LIMIT = 1.0  # issue 35: a replayed agent test costs no more than the scripted one
+
+
+def cassette_targets(rows: list[Row]) -> list[Target]:
+    """Per harness: the replayed agent test's median against the scripted one's, measured interleaved."""
+    found = []
+    for row in rows:
+        if row.scenario.startswith("agent test via ") and row.scenario.endswith(", replayed from its cassette"):
+            harness = row.scenario.split()[3].rstrip(",")
+            scripted = next((r for r in rows if r.scenario == f"agent test via {harness}, scripted"), None)
+            name = f"replayed agent test ≤ {CASSETTE_LIMIT:.2f} × scripted [{harness}, three turns]"
+            problems = row.problems + (scripted.problems if scripted else [])
+            if problems:
+                found.append(Target(name, False, f"runs did not pass: {problems[:2]}"))
+            else:
+                found.append(_ratio_target(name, row if row.walls else None,
+                                           scripted if scripted and scripted.walls else None, CASSETTE_LIMIT,
+                                           "scripted (interleaved)"))
     return found
 
 

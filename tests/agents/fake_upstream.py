@@ -54,8 +54,17 @@ def _last_user_text(api: str, body: dict[str, Any]) -> str:
     return _text(messages[-1].get("content")) if messages else ""
 
 
+COOKIE = "oac-cookie-PLANTED-9a8b7c6d"  # what a `leaky` upstream sets as a cookie on every answer
+
+
 class FakeUpstream(ScriptedModelServer):
-    def __init__(self) -> None:
+    """`leaky`: like a provider that sets cookies (`set-cookie` on every answer) and echoes the credentials it
+    was sent in its answers' text (as some error messages do): neither may reach any file or output."""
+
+    def __init__(self, leaky: bool = False) -> None:
+        self.leaky = leaky
+        self.credentials: list[str] = []  # the authorization / x-api-key header values received
+        self.cookies: list[str] = []  # the cookie header values received
         agent = CompiledAgent(dialect="-", build_dir=Path("."), project_root=Path("."), slot="-", compiled_name="-")
         super().__init__(ScriptedModel(turns=[]), agent, ToolDispatcher({}, None, MockSession(), hermetic=True,
                                                                         timeout=1))
@@ -78,7 +87,36 @@ class FakeUpstream(ScriptedModelServer):
             return ModelStep(tool_calls=(ToolUse(tool="-", args={"command": HEALTH}),)), shell
         if "alert" in outputs[0] and len(outputs) == 1:
             return ModelStep(tool_calls=(ToolUse(tool="-", args={"command": PAGE}),)), shell
-        return ModelStep(text="paged on-call" if "alert" in outputs[0] else "all quiet"), None
+        answer = "paged on-call" if "alert" in outputs[0] else "all quiet"
+        if self.leaky and self.credentials:
+            answer += f" (sent with {self.credentials[-1]})"
+        return ModelStep(text=answer), None
+
+    def _leaking(self, handler: Any) -> None:
+        """Remember the credentials of this request; when leaky, answer with a cookie."""
+        credential = handler.headers.get("authorization") or handler.headers.get("x-api-key")
+        with self._lock:
+            self.credentials += [credential] if credential else []
+            self.cookies += [handler.headers["cookie"]] if handler.headers.get("cookie") else []
+        if self.leaky:
+            end_headers = handler.end_headers
+
+            def with_cookie() -> None:
+                handler.send_header("set-cookie", f"oac_session={COOKIE}; Path=/; HttpOnly")
+                end_headers()
+            handler.end_headers = with_cookie
+
+    def _chat(self, handler: Any, body: dict[str, Any]) -> None:
+        self._leaking(handler)
+        super()._chat(handler, body)
+
+    def _responses(self, handler: Any, body: dict[str, Any]) -> None:
+        self._leaking(handler)
+        super()._responses(handler, body)
+
+    def _messages(self, handler: Any, body: dict[str, Any]) -> None:
+        self._leaking(handler)
+        super()._messages(handler, body)
 
     def shell_arguments(self, shell: str, tool: str, args: dict[str, Any]) -> dict[str, Any]:
         if shell == "Agent":

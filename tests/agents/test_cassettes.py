@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from open_agent_compiler.history.log import TestOutcome
-from open_agent_compiler.testing.invokers.cassette import (Tape, Upstream, cassette_path, first_difference,
+from open_agent_compiler.testing.invokers.cassette import (Tape, Upstream, at, first_difference, legacy_rel,
                                                            normalized, read_cassette, upstream_from)
 from open_agent_compiler.testing.invokers.harness import HarnessInvoker
 from open_agent_compiler.testing.invokers.harness.base import HarnessBinary
@@ -24,10 +24,11 @@ from open_agent_compiler.testing.invokers.protocol import (CompiledAgent, Invoke
 from open_agent_compiler.testing.invokers.script import ScriptedModel
 from open_agent_compiler.testing.mocks import MockSession
 
-from agent_project import OAC, REPO, summary
-from fake_upstream import FakeUpstream
+from agent_project import OAC, REPO, harness_or_skip, summary
+from fake_upstream import COOKIE, FakeUpstream
 
 PLANTED = "sk-oac-PLANTED-4f1d9e0c7b"
+BESIDE = "cassettes/agents/primary/quiet-alert-quiet.jsonl"  # the monitoring example's test, defined in agents.py
 NO_PROXY = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
 # (api, path, a request as a harness sends it: stream or not)
@@ -45,6 +46,11 @@ REQUESTS: list[tuple[str, str, dict[str, Any]]] = [
     ("messages", "/v1/messages", {"model": "m", "tools": [{"name": "Bash"}],
                                   "messages": [{"role": "user", "content": "check api"}]}),
 ]
+
+
+def tape_at(path: Path, *args: Any) -> Tape:
+    """A tape whose cassette is the file `path` (read from there when it exists)."""
+    return Tape(at(path.parent, path.name), *args)
 
 
 def agent() -> CompiledAgent:
@@ -84,7 +90,7 @@ def test_record_through_the_proxy_then_replay_with_the_upstream_stopped(api: str
                                                                         tmp_path: Path) -> None:
     cassette = tmp_path / "cassettes" / "t.jsonl"
     with FakeUpstream() as fake:
-        tape = Tape(cassette, "t", "all", Upstream(base_url=fake.base_url, api_key=PLANTED, model="real-model"))
+        tape = tape_at(cassette, "t", "all", Upstream(base_url=fake.base_url, api_key=PLANTED, model="real-model"))
         with server_with(tape) as server:
             server.begin_turn(1, "check api")
             status, recorded = post(server, path, body)
@@ -95,24 +101,46 @@ def test_record_through_the_proxy_then_replay_with_the_upstream_stopped(api: str
     header, exchanges = read_cassette(cassette)
     assert header["model"] == "real-model" and [(e.turn, e.api, e.path) for e in exchanges] == [(1, api, path)]
 
-    replay = Tape(cassette, "t", "none", None)
+    replay = tape_at(cassette, "t", "none", None)
     with server_with(replay) as server:  # the upstream is gone: the answer can only come from the cassette
         server.begin_turn(1, "check api")
         assert post(server, path, with_volatile(body)) == (200, recorded)
         assert not server.errors
 
 
+def test_the_proxy_passes_on_no_credential_nor_cookie_either_way(tmp_path: Path) -> None:
+    """The harness's own credentials and cookies never reach the provider (only the upstream key does), and the
+    provider's cookies never reach the harness or the cassette."""
+    cassette = tmp_path / "c.jsonl"
+    _, path, body = REQUESTS[2]
+    with FakeUpstream(leaky=True) as fake:
+        tape = tape_at(cassette, "t", "all", Upstream(base_url=fake.base_url, api_key=PLANTED))
+        with server_with(tape) as server:
+            server.begin_turn(1, "x")
+            request = urllib.request.Request(server.base_url + path, data=json.dumps(body).encode(), headers={
+                "content-type": "application/json", "x-api-key": "harness-key-SECRET",
+                "authorization": "Bearer harness-SECRET", "cookie": "harness=cookie-SECRET"})
+            with NO_PROXY.open(request, timeout=30) as response:
+                headers, answer = dict(response.headers), response.read()
+            tape.save()
+    assert fake.credentials == [PLANTED] and fake.cookies == []  # the upstream key replaced the harness's
+    assert not any("SECRET" in json.dumps(b) for b in fake.bodies)
+    assert "set-cookie" not in {name.lower() for name in headers} and COOKIE.encode() not in answer
+    stored = cassette.read_text()
+    assert COOKIE not in stored and "SECRET" not in stored and PLANTED not in stored
+
+
 def test_a_changed_request_fails_naming_the_first_difference(tmp_path: Path) -> None:
     cassette = tmp_path / "c.jsonl"
     _, path, body = REQUESTS[2]
     with FakeUpstream() as fake:
-        tape = Tape(cassette, "t", "once", Upstream(base_url=fake.base_url))
+        tape = tape_at(cassette, "t", "once", Upstream(base_url=fake.base_url))
         with server_with(tape) as server:
             server.begin_turn(2, "x")
             post(server, path, body)
             tape.save()
     edited = json.loads(json.dumps(body).replace("You watch api.", "You watch web."))
-    with server_with(Tape(cassette, "t", "none", None)) as server:
+    with server_with(tape_at(cassette, "t", "none", None)) as server:
         server.begin_turn(2, "x")
         status, _ = post(server, path, edited)
         assert status == 400
@@ -126,7 +154,7 @@ def test_recording_without_an_upstream_is_one_clear_error(tmp_path: Path, monkey
     for name in ("OAC_RECORD_BASE_URL", "OAC_RECORD_API_KEY", "OAC_RECORD_MODEL"):
         monkeypatch.delenv(name, raising=False)
     with pytest.raises(InvokerError, match="OAC_RECORD_BASE_URL"):
-        Tape(tmp_path / "c.jsonl", "t", "all", None)
+        tape_at(tmp_path / "c.jsonl", "t", "all", None)
     monkeypatch.setenv("OAC_RECORD_BASE_URL", "http://127.0.0.1:9/")
     monkeypatch.setenv("OAC_RECORD_API_KEY", PLANTED)
     upstream = upstream_from()
@@ -141,7 +169,7 @@ def test_no_cassette_and_no_script_is_not_runnable_and_none_mode_needs_the_casse
 
     test = AgentTest(name="t", turns=(Turn(prompt="p"),))
     invoker = HarnessInvoker("claude", binary, {}, "s:SCRIPTS", None)
-    with pytest.raises(InvokerNotRunnable, match="no cassette cassettes/t.jsonl"):
+    with pytest.raises(InvokerNotRunnable, match="no cassette cassettes/p/t.jsonl"):  # defined outside the root
         invoker.tape(compiled, test)
     scripted = HarnessInvoker("claude", binary, {"t": object()}, "s:SCRIPTS", None)
     assert scripted.tape(compiled, test) is None  # a script and no cassette: runs scripted, as before
@@ -149,8 +177,8 @@ def test_no_cassette_and_no_script_is_not_runnable_and_none_mode_needs_the_casse
     with pytest.raises(InvokerNotRunnable, match="recording is off"):
         scripted.tape(compiled, test)
     assert "record=none" in scripted.info.key()
-    cassette_path(tmp_path, "t").parent.mkdir()
-    cassette_path(tmp_path, "t").write_text('{"cassette": 1}\n')
+    (tmp_path / "cassettes" / "p").mkdir(parents=True)
+    (tmp_path / "cassettes" / "p" / "t.jsonl").write_text('{"cassette": 1}\n')
     assert invoker.tape(compiled, test) is not None  # a cassette: replayed, whatever the script
 
 
@@ -235,14 +263,7 @@ def test_matching_ignores_nothing_but_what_varies(value: Any, data: st.DataObjec
 
 # ---- through the real harnesses -------------------------------------------------------------------------------
 def _available(name: str) -> None:
-    from open_agent_compiler.testing.invokers.harness.base import harness_dir
-
-    try:
-        entry = json.loads((harness_dir() / "status.json").read_text())["harnesses"][name]
-    except (OSError, ValueError, KeyError):
-        pytest.skip(f"{name}: no entry in status.json: run .ci/install-harnesses")
-    if not entry.get("available") or not Path(entry.get("bin", "")).exists():
-        pytest.skip(f"{name}: {entry.get('reason', 'binary missing')}")
+    harness_or_skip(name)
 
 
 def _loopback_only() -> list[str]:
@@ -263,6 +284,24 @@ def _oac(root: Path, *args: str, env: dict[str, str] | None = None, prefix: list
                           timeout=500, env=full_env)
 
 
+SECRETS = (PLANTED, f"Bearer {PLANTED}", COOKIE, f"oac_session={COOKIE}")
+
+
+def assert_no_secret(folder: Path, outputs: list[subprocess.CompletedProcess[str]], expected: list[Path]) -> None:
+    """No planted secret in any file under `folder` (every file the runs wrote: cassette, results, state,
+    report) nor in any output; `expected` files must be among them (the grep is not vacuous)."""
+    files = [path for path in folder.rglob("*") if path.is_file() and not path.is_symlink()]
+    assert set(expected) <= set(files), set(expected) - set(files)
+    assert any(part == ".oac" for path in files for part in path.parts)  # the state was written and is read
+    for path in files:
+        data = path.read_bytes()
+        for secret in SECRETS:
+            assert secret.encode() not in data, f"{secret!r} in {path}"
+    for done in outputs:
+        for secret in SECRETS:
+            assert secret not in done.stdout + done.stderr, f"{secret!r} in the output of {done.args}"
+
+
 def _turns(root: Path) -> list[Any]:
     records = [json.loads(line) for line in (root / ".oac" / "test_results.jsonl").read_text().splitlines()]
     return [record.get("turns") for record in records if record.get("test_kind") == "agent"]
@@ -276,13 +315,15 @@ def test_record_then_replay_through_the_real_harness(harness: str, tmp_path: Pat
     shutil.copytree(REPO / "examples" / "monitoring", root, ignore=shutil.ignore_patterns(".oac", "__pycache__"))
     (root / "agents_scripts.py").unlink()  # no script: the model is the upstream's, then the cassette's
     run = ("--invoker", harness, "--dialect", harness)
-    with FakeUpstream() as fake:
+    with FakeUpstream(leaky=True) as fake:  # sets a cookie, echoes the credentials it gets in its answers
         recording = _oac(root, *run, "--record", "all", "-v",
                          env={"OAC_RECORD_BASE_URL": fake.base_url, "OAC_RECORD_API_KEY": PLANTED})
         assert "passed=1" in summary(recording.stdout), recording.stdout + recording.stderr
         upstream_requests = len(fake.bodies)
     assert upstream_requests >= 3
-    cassette = root / "cassettes" / "quiet-alert-quiet.jsonl"
+    assert fake.credentials and all(PLANTED in credential for credential in fake.credentials)  # the key was used
+    cassette = root / BESIDE  # beside agents.py, which defines the test
+    assert not (root / legacy_rel("quiet-alert-quiet")).exists()
     _, exchanges = read_cassette(cassette)
     assert {e.turn for e in exchanges} == {1, 2, 3}
 
@@ -293,27 +334,31 @@ def test_record_then_replay_through_the_real_harness(harness: str, tmp_path: Pat
     again = _oac(root, *run, "--explain")
     assert "skipped=1" in summary(again.stdout), again.stdout  # a green replayed test is skipped like any other
 
-    # the planted key is in no file written, and in no output
-    for path in root.rglob("*"):
-        if path.is_file():
-            assert PLANTED.encode() not in path.read_bytes(), path
-    assert PLANTED not in recording.stdout + recording.stderr + replay.stdout + replay.stderr
+    # the planted key, the authorization header and the cookie are in no file the two runs wrote (cassette,
+    # results, state, the report, the --explain view) and in no output
+    report = tmp_path / "report.html"
+    reported = subprocess.run([OAC, "report", "-o", str(report)], cwd=root, capture_output=True, text=True,
+                              timeout=120)
+    assert reported.returncode == 0 and report.stat().st_size > 0, reported.stderr
+    outputs = [recording, replay, again, reported]
+    assert_no_secret(tmp_path, outputs, [cassette, root / ".oac" / "test_results.jsonl", report])
+    assert "<redacted>)" in cassette.read_text()  # the upstream's echo of the key happened, and was scrubbed
 
-    # a prompt edit (Codex: a tool result, since its compiled primary prompt never reaches the model): the replay
+    # a prompt edit (the primary agent's prompt reaches the model in every harness, Codex included): the replay
     # FAILs naming the turn and the difference; --record of that test fixes it
     agents = root / "agents.py"
-    old, new = (('{"status": "ok"', '{"status": "fine"') if harness == "codex" else
-                ("Answer 'all quiet'", "Answer exactly 'all quiet'"))
-    agents.write_text(agents.read_text().replace(old, new))
+    agents.write_text(agents.read_text().replace("Answer 'all quiet'", "Answer exactly 'all quiet'"))
     failed = _oac(root, *run, "-v")
     assert "failed=1" in summary(failed.stdout), failed.stdout
     assert "turn 1: " in failed.stdout and "request differs from the recorded one" in failed.stdout
-    assert ("fine" if harness == "codex" else "exactly") in failed.stdout, failed.stdout
-    with FakeUpstream() as fake:
+    assert "exactly" in failed.stdout and BESIDE in failed.stdout, failed.stdout
+    with FakeUpstream(leaky=True) as fake:
         fixed = _oac(root, *run, "--record", "all", "-k", "quiet-alert-quiet",
                      env={"OAC_RECORD_BASE_URL": fake.base_url, "OAC_RECORD_API_KEY": PLANTED})
     assert "passed=1" in summary(fixed.stdout), fixed.stdout + fixed.stderr
-    assert "passed=1" in summary(_oac(root, *run, prefix=_loopback_only()).stdout)
+    replayed = _oac(root, *run, "--explain", prefix=_loopback_only())
+    assert "passed=1" in summary(replayed.stdout)
+    assert_no_secret(tmp_path, [failed, fixed, replayed], [cassette])  # the failure's evidence included
 
 
 def test_record_needs_a_harness_invoker(tmp_path: Path) -> None:
@@ -328,49 +373,127 @@ def test_oac_cassettes_lists_and_prunes_only_unused_cassettes(tmp_path: Path) ->
     root = tmp_path / "monitoring"
     shutil.copytree(REPO / "examples" / "monitoring", root, ignore=shutil.ignore_patterns(".oac", "__pycache__"))
     folder = root / "cassettes"
-    folder.mkdir()
+    (root / BESIDE).parent.mkdir(parents=True)
+    (root / BESIDE).write_text('{"cassette": 1, "test": "quiet-alert-quiet", "model": "m0"}\n')
+    (folder / "agents" / "primary" / "gone-test.jsonl").write_text('{"cassette": 1, "test": "gone-test"}\n')
     (folder / "quiet-alert-quiet.jsonl").write_text('{"cassette": 1, "test": "quiet-alert-quiet", "model": "m1"}\n')
     (folder / "gone-test.jsonl").write_text('{"cassette": 1, "test": "gone-test", "model": "m2"}\n')
     (folder / "notes.txt").write_text("not a cassette")
+    (folder / "data.jsonl").write_text('{"not": "a cassette"}\n')  # no cassette header: never ours to remove
     listed = subprocess.run([OAC, "cassettes"], cwd=root, capture_output=True, text=True, timeout=120)
     assert listed.returncode == 0, listed.stderr
     lines = listed.stdout.splitlines()
-    assert any(line.startswith("cassettes/quiet-alert-quiet.jsonl  used  model=m1") for line in lines)
-    assert any(line.startswith("cassettes/gone-test.jsonl  unused  model=m2") for line in lines)
-    assert lines[-1] == "oac cassettes: 2 cassettes, 1 unused"
+    assert any(line.startswith(f"{BESIDE}  used  model=m0") for line in lines), lines
+    assert any(line.startswith("cassettes/agents/primary/gone-test.jsonl  unused") for line in lines), lines
+    # the old location: superseded by the one beside the definition, so unused too
+    assert any(line.startswith("cassettes/quiet-alert-quiet.jsonl  unused  model=m1") and
+               line.endswith("(old location)") for line in lines), lines
+    assert any(line.startswith("cassettes/gone-test.jsonl  unused  model=m2") for line in lines), lines
+    assert lines[-1] == "oac cassettes: 4 cassettes, 3 unused"
+    (root / BESIDE).unlink()  # without it, the old location's cassette is the one the test reads
+    relisted = subprocess.run([OAC, "cassettes"], cwd=root, capture_output=True, text=True, timeout=120).stdout
+    assert "cassettes/quiet-alert-quiet.jsonl  used  model=m1" in relisted, relisted
     pruned = subprocess.run([OAC, "cassettes", "--prune"], cwd=root, capture_output=True, text=True, timeout=120)
     assert pruned.returncode == 0
-    assert sorted(p.name for p in folder.iterdir()) == ["notes.txt", "quiet-alert-quiet.jsonl"]
+    assert sorted(p.name for p in folder.iterdir()) == ["agents", "data.jsonl", "notes.txt", "quiet-alert-quiet.jsonl"]
+    assert list((folder / "agents" / "primary").iterdir()) == []
+
+
+def test_a_cassette_lives_beside_the_module_defining_its_test(tmp_path: Path) -> None:
+    from open_agent_compiler.model.core.test_model import AgentTest, Turn
+    from open_agent_compiler.testing.invokers.cassette import beside_rel, locate
+
+    test = AgentTest(name="three turns", turns=(Turn(prompt="p"),))  # defined here: outside tmp_path
+    assert beside_rel(tmp_path, test, "p").startswith("cassettes/p/three_turns-")
+    inside = test.model_copy()
+    inside.__dict__["_oac_defined_at"] = (str(tmp_path / "pkg" / "ops_agents.py"), 7)
+    rel = beside_rel(tmp_path, inside, "primary")
+    assert rel.startswith("pkg/cassettes/ops_agents/primary/three_turns-") and rel.endswith(".jsonl")
+    # the old location is read while the new one is missing; the new one wins once written
+    (tmp_path / legacy_rel("three turns")).parent.mkdir()
+    (tmp_path / legacy_rel("three turns")).write_text('{"cassette": 1}\n')
+    where = locate(tmp_path, inside, "primary")
+    assert where.found == "cassettes/three_turns.jsonl" and where.legacy and where.rel == rel
+    (tmp_path / rel).parent.mkdir(parents=True)
+    (tmp_path / rel).write_text('{"cassette": 1}\n')
+    assert locate(tmp_path, inside, "primary").found == rel and not locate(tmp_path, inside, "primary").legacy
+
+
+def test_a_recording_never_writes_through_a_symlink_nor_outside_the_root(tmp_path: Path) -> None:
+    from open_agent_compiler.testing.invokers.cassette import Location, write_cassette
+
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    root = tmp_path / "project"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "cassettes").symlink_to(outside)
+    with pytest.raises(InvokerError, match="symbolic link"):
+        write_cassette(root, "pkg/cassettes/m/p/t.jsonl", "t", None, [])
+    with pytest.raises(InvokerError, match="not inside"):
+        write_cassette(root, "../outside/t.jsonl", "t", None, [])
+    with FakeUpstream() as fake, pytest.raises(InvokerError, match="symbolic link"):  # refused before recording
+        Tape(at(root, "pkg/cassettes/m/p/t.jsonl"), "t", "all", Upstream(base_url=fake.base_url))
+    assert list(outside.iterdir()) == [] and fake.bodies == []
+    (outside / "m" / "p").mkdir(parents=True)
+    (outside / "m" / "p" / "t.jsonl").write_text('{"cassette": 1}\n')  # not read through the link either
+    assert at(root, "pkg/cassettes/m/p/t.jsonl") == Location(root, "pkg/cassettes/m/p/t.jsonl", None)
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.text(min_size=1, max_size=8).filter(str.isprintable), min_size=2, max_size=5, unique=True),
+       st.sampled_from(["p", "a b", "a_b", "../x"]))
+def test_distinct_test_ids_get_distinct_cassettes(names: list[str], slot: str) -> None:
+    """Oracle: the test id is the key, so two tests never share a cassette file, whatever their names, and no
+    name leads out of the cassette folder."""
+    from open_agent_compiler.model.core.test_model import AgentTest
+    from open_agent_compiler.testing.invokers.cassette import beside_rel
+
+    rels = [beside_rel(Path("/nowhere"), AgentTest(name=name, prompt="p"), slot) for name in names]
+    assert len(set(rels)) == len(rels)
+    assert all(len(rel.split("/")) == 3 and not {"..", "."} & set(rel.split("/")) for rel in rels)
+    assert beside_rel(Path("/nowhere"), AgentTest(name="t", prompt="p"), "a b") != \
+        beside_rel(Path("/nowhere"), AgentTest(name="t", prompt="p"), "a_b")
 
 
 def test_the_cassette_digest_is_part_of_the_key(tmp_path: Path) -> None:
-    """Writing or changing a test's cassette re-runs it (`--explain` names the file); unchanged, it stays green."""
+    """Writing or changing a test's cassette re-runs it (`--explain` names the file); unchanged, it stays green.
+    An old-location cassette is read (and said once) until one is written beside the test's definition."""
     root = tmp_path / "monitoring"
     shutil.copytree(REPO / "examples" / "monitoring", root, ignore=shutil.ignore_patterns(".oac", "__pycache__"))
     assert "passed=1" in summary(_oac(root).stdout)
     assert "skipped=1" in summary(_oac(root).stdout)
-    cassette = cassette_path(root, "quiet-alert-quiet")
-    cassette.parent.mkdir()
-    cassette.write_text('{"cassette": 1}\n')
+    old = root / legacy_rel("quiet-alert-quiet")
+    old.parent.mkdir()
+    old.write_text('{"cassette": 1}\n')
     recorded = _oac(root, "--explain")
     assert "passed=1" in summary(recorded.stdout) and "cassettes/quiet-alert-quiet.jsonl" in recorded.stdout
+    assert recorded.stderr.count("read from the old location (cassettes/quiet-alert-quiet.jsonl)") == 1, \
+        recorded.stderr
+    assert "skipped=1" in summary(_oac(root).stdout)
+    cassette = root / BESIDE
+    cassette.parent.mkdir(parents=True)
+    cassette.write_text('{"cassette": 1}\n')
+    moved = _oac(root, "--explain")
+    assert f"file {BESIDE}" in moved.stdout and "old location" not in moved.stderr, moved.stdout + moved.stderr
     assert "skipped=1" in summary(_oac(root).stdout)
     cassette.write_text('{"cassette": 1, "model": "other"}\n')
-    assert "changed: file cassettes/quiet-alert-quiet.jsonl" in _oac(root, "--explain").stdout
+    assert f"changed: file {BESIDE}" in _oac(root, "--explain").stdout
+    old.write_text('{"cassette": 1, "model": "another"}\n')  # no longer read: no reason to run
+    assert "skipped=1" in summary(_oac(root).stdout)
 
 
 def test_once_replays_an_existing_cassette_and_new_episodes_adds_what_does_not_match(tmp_path: Path) -> None:
     cassette = tmp_path / "c.jsonl"
     (_, chat, first), (_, messages, second) = REQUESTS[0], REQUESTS[2]
     with FakeUpstream() as fake:
-        tape = Tape(cassette, "t", "once", Upstream(base_url=fake.base_url))
+        tape = tape_at(cassette, "t", "once", Upstream(base_url=fake.base_url))
         with server_with(tape) as server:
             server.begin_turn(1, "x")
             post(server, chat, first)
             tape.save()
-        once = Tape(cassette, "t", "once", None)  # exists: replay only, no provider needed
+        once = tape_at(cassette, "t", "once", None)  # exists: replay only, no provider needed
         assert once.replaying and not once.recording
-        episodes = Tape(cassette, "t", "new_episodes", Upstream(base_url=fake.base_url))
+        episodes = tape_at(cassette, "t", "new_episodes", Upstream(base_url=fake.base_url))
         with server_with(episodes) as server:
             server.begin_turn(1, "x")
             post(server, chat, first)  # replayed

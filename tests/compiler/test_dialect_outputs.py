@@ -142,6 +142,18 @@ def test_codex_toml_has_only_allowed_keys_and_agents_md_block(team: ResolvedConf
     assert "<!-- oac:begin codex-agents" in agents_md and "`writer` (.codex/agents/writer.toml)" in agents_md
 
 
+def test_codex_main_thread_runs_the_primary_agent(make_team) -> None:
+    """`codex exec` runs one main thread and spawns role files only on request: the project config gives the
+    main thread the primary role's instructions and sandbox, byte for byte (no other key, none of a subagent)."""
+    for postfix in ("", "-v2"):
+        files = DIALECTS["codex"].compile(make_team(postfix)).file_map()
+        main = tomllib.loads(files[".codex/config.toml"].decode())
+        primary = tomllib.loads(files[f".codex/agents/primary{postfix}.toml"].decode())
+        assert main == {key: primary[key] for key in ("developer_instructions", "sandbox_mode")}
+        assert main["sandbox_mode"] == "read-only" and "### Tool: search" in main["developer_instructions"]
+    assert ".codex/config.toml" not in DIALECTS["opencode"].compile(make_team()).file_map()
+
+
 @pytest.mark.parametrize("name", DIALECT_NAMES)
 def test_skill_files_have_name_and_description(name: str, team: ResolvedConfig) -> None:
     dialect = DIALECTS[name]

@@ -1,4 +1,9 @@
-"""Codex: `.codex/agents/<name>.toml` and a managed block in the root `AGENTS.md` listing the agents.
+"""Codex: `.codex/agents/<name>.toml`, a managed block in the root `AGENTS.md` listing the agents, and the project
+config `.codex/config.toml` that makes the primary agent Codex's main thread.
+
+`codex exec` / `codex` run one main thread; role files are only what it may spawn. So the primary agent's
+`developer_instructions` and `sandbox_mode` also go into the project config (read, like role files, only in a
+trusted project), and what the main thread is told is the primary agent's prompt, as the role file has it.
 
 Only `ALLOWED_KEYS` are written: one unknown key makes Codex ignore the whole file. The prompt body is
 `developer_instructions`. Writes are governed by `sandbox_mode` (read-only unless the agent may write or
@@ -8,6 +13,7 @@ are stated in the instructions and `capabilities` reads them from there.
 
 import tomllib
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import tomli_w
@@ -16,17 +22,20 @@ from open_agent_compiler.compiler.dialect import AgentPlan, FileDialect
 from open_agent_compiler.compiler.grants import Action, least_to_most_restrictive
 from open_agent_compiler.compiler.mcp import codex_server, connectable
 from open_agent_compiler.compiler.model_ids import CODEX_EFFORT, ModelSettings, agent_model_settings, codex_model
-from open_agent_compiler.compiler.output import ManagedBlock, SettingsFragment
+from open_agent_compiler.compiler.output import CompiledFile, CompiledOutput, ManagedBlock, SettingsFragment
 from open_agent_compiler.compiler.prompt import read_body_facts
 from open_agent_compiler.compiler.terms import HarnessTerms
 from open_agent_compiler.compiler.text import item
 from open_agent_compiler.errors import OacError
 from open_agent_compiler.model.core.capabilities import Capabilities
-from open_agent_compiler.model.registry import ResolvedAgent
+from open_agent_compiler.compiler.render_memo import RenderMemo
+from open_agent_compiler.model.registry import ResolvedAgent, ResolvedConfig
 
 ALLOWED_KEYS = ("name", "description", "developer_instructions", "model", "model_reasoning_effort", "sandbox_mode",
                 "mcp_servers")
 AGENTS_MD = "AGENTS.md"
+PROJECT_CONFIG = ".codex/config.toml"
+MAIN_THREAD_KEYS = ("developer_instructions", "sandbox_mode")  # of the primary's role file, for the main thread
 BLOCK_MARKER = "codex-agents"
 WRITABLE_SANDBOXES = ("workspace-write", "danger-full-access")
 
@@ -72,6 +81,16 @@ class CodexDialect(FileDialect):
         instructions = {"developer_instructions": plan.body}
         text = tomli_w.dumps(head) + tomli_w.dumps(instructions, multiline_strings="\r" not in plan.body)
         return (text + tomli_w.dumps(tail)).encode("utf-8")
+
+    def compile(self, resolved: ResolvedConfig, *, source_root: Path | None = None,
+                memo: RenderMemo | None = None, with_warnings: bool = True) -> CompiledOutput:
+        output = super().compile(resolved, source_root=source_root, memo=memo, with_warnings=with_warnings)
+        primary = next((agent for agent in resolved.agents if agent.primary), None)
+        if primary is None:
+            return output
+        role = next(f for f in output.files if f.path == self.agent_path(primary.compiled_name))
+        table = tomllib.loads(role.content.decode("utf-8"))
+        return output.model_copy(update={"files": (*output.files, main_thread_config(table))})
 
     def model_settings(self, agent: ResolvedAgent) -> ModelSettings:
         # A Codex role file has no sampling keys (and one unknown key voids the file): temperature is warned.
@@ -119,6 +138,14 @@ class CodexDialect(FileDialect):
             subagents=facts.subagents,
             mcp_servers=facts.mcp_servers,
         )
+
+
+def main_thread_config(role: Mapping[str, Any]) -> CompiledFile:
+    """`.codex/config.toml`: the primary role's instructions and sandbox for Codex's main thread."""
+    instructions = str(role.get("developer_instructions", ""))
+    text = tomli_w.dumps({"sandbox_mode": role.get("sandbox_mode", "workspace-write")})
+    text += tomli_w.dumps({"developer_instructions": instructions}, multiline_strings="\r" not in instructions)
+    return CompiledFile(path=PROJECT_CONFIG, content=text.encode("utf-8"))
 
 
 CODEX = CodexDialect()

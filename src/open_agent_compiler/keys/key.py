@@ -332,7 +332,7 @@ def key_parts(case: TestCase, *, resolved: ResolvedConfig, files: FileDigests, a
         any_real = any_real or real
     if invoker is not None:  # the cassette it replays is an input
         from open_agent_compiler.testing.invokers.cassette import cassette_key_part  # only when agent tests run
-        file_parts.update(cassette_key_part(files.root, case.test.name, files))
+        file_parts.update(cassette_key_part(files.root, case.test, case.slot or "", files))
     return KeyParts(definition=definition, target=target, model=model, mocks=digest(mocks), files=file_parts,
                     dialect=dialect, hermetic=hermetic if any_real else None, invoker=invoker,
                     factory=factory if file_parts else None, **common)

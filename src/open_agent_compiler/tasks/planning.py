@@ -252,7 +252,7 @@ def test_keys(cases: list[TestCase], resolved: ResolvedConfig, compiled: Compile
             known.setdefault(test_id, key)
     keys = cache.keys(cases, resolved, compiled.artifact_digests, options.dialect,
                       (options.variant, options.hermetic), keyer.parts_of, pinned=set(keyer.discovered),
-                      invoker=_with_cassettes(keyer.invoker, options.root), judge=keyer.judge)
+                      invoker=_with_cassettes(keyer.invoker, options.root, cases), judge=keyer.judge)
     for scope in seeded - cache.kept.keys():  # other branches' scopes: not this cache's (nor a reason to save it)
         del cache.entries[scope]
     if scopes is not None:
@@ -263,10 +263,16 @@ def test_keys(cases: list[TestCase], resolved: ResolvedConfig, compiled: Compile
     return keys
 
 
-def _with_cassettes(invoker: str | None, root: Path) -> str | None:
-    """The key cache's scope for agent tests also names the cassettes there are (testing.invokers.cassette)."""
+def _with_cassettes(invoker: str | None, root: Path, cases: list[TestCase]) -> str | None:
+    """The key cache's scope for agent tests also names the cassettes they read (testing.invokers.cassette);
+    cassettes still read from the old location are said once."""
     if invoker is None:
         return None
     from open_agent_compiler.testing.invokers.cassette import cassette_names  # only when agent tests run
 
-    return f"{invoker} cassettes={cassette_names(root)}"
+    names, legacy = cassette_names(root, cases)
+    if legacy:
+        print(f"oac: note: {len(legacy)} cassette(s) read from the old location ({', '.join(legacy[:3])}"
+              f"{', …' if len(legacy) > 3 else ''}); --record all writes each beside its test's definition",
+              file=sys.stderr)
+    return f"{invoker} cassettes={names}"

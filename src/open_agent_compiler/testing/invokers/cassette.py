@@ -1,14 +1,17 @@
 """Cassettes: every model exchange of an agent test, recorded once through the loopback server acting as a proxy
 to a real provider, then replayed by that server with nothing leaving the machine.
 
-A cassette is `cassettes/<test name>.jsonl` in the project root: a header line, then one line per exchange
-(turn, API, path, the request as matched, the response's status, content type and body text as the provider sent
-it, streaming events included). Headers are never stored (API keys, authorization, cookies); the upstream key is
-also scrubbed from every stored text. Matching compares a request with the recorded ones of the same turn, after
-`normalized`: what varies run to run (ids, dates, the scratch folder, the server's port and secret path, tool
-order) is replaced, nothing else.
+A cassette lives beside the module that defines its test: `<that folder>/cassettes/<module>/<slot>/<test>.jsonl`
+(a test defined outside the project: `cassettes/<slot>/<test>.jsonl` in the project root), one file per test id;
+the old project-level `cassettes/<test>.jsonl` is still read (and said once per run). A header line, then one
+line per exchange (turn, API, path, the request as matched, the response's status, content type and body text as
+the provider sent it, streaming events included). Headers are never stored (API keys, authorization, cookies);
+the upstream key is also scrubbed from every stored text. Matching compares a request with the recorded ones of
+the same turn, after `normalized`: what varies run to run (ids, dates, the scratch folder, the server's port and
+secret path, tool order) is replaced, nothing else.
 """
 
+import hashlib
 import json
 import os
 import re
@@ -17,10 +20,11 @@ import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ConfigDict
 
+from open_agent_compiler import fsio
 from open_agent_compiler.errors import OacError
 from open_agent_compiler.testing.invokers.protocol import InvokerError
 
@@ -71,25 +75,88 @@ def upstream_from(settings: dict[str, Any] | None = None) -> Upstream | None:
                     model=os.environ.get(model_var) or table.get("record_model") or None)
 
 
-def cassette_path(root: Path, test_name: str) -> Path:
-    safe = re.sub(r"[^A-Za-z0-9._-]", "_", test_name).lstrip(".") or "_"
-    return root / FOLDER / f"{safe}{SUFFIX}"
+def _segment(text: str) -> str:
+    """`text` as one file-name segment; when characters had to be replaced, a digest of the original keeps two
+    names apart that would otherwise map to one file."""
+    safe = re.sub(r"[^A-Za-z0-9._-]", "_", text).lstrip(".") or "_"
+    return safe if safe == text else f"{safe}-{hashlib.sha256(text.encode()).hexdigest()[:8]}"
 
 
-def cassette_key_part(root: Path, test_name: str, files: Any) -> dict[str, str]:
+def legacy_rel(test_name: str) -> str:
+    """Where earlier versions kept a test's cassette: `cassettes/<test name>.jsonl` in the project root."""
+    return f"{FOLDER}/{re.sub(r'[^A-Za-z0-9._-]', '_', test_name).lstrip('.') or '_'}{SUFFIX}"
+
+
+def _under(root: Path, file: str) -> str | None:
+    """`file` relative to `root` (POSIX), or None when it is not inside it."""
+    for base, path in ((os.path.abspath(root), os.path.abspath(file)),
+                       (os.path.realpath(root), os.path.realpath(file))):
+        rel = os.path.relpath(path, base)
+        if rel != "." and not rel.startswith(".." + os.sep) and rel != ".." and not os.path.isabs(rel):
+            return rel.replace(os.sep, "/")
+    return None
+
+
+def beside_rel(root: Path, test: Any, slot: str) -> str:
+    """Where a test's cassette is written, relative to the project root: next to the module that defines the
+    test, `cassettes/<module>/<slot>/<test>.jsonl` (keyed by the test id, agent:<slot>::<test>)."""
+    where = getattr(test, "defined_at", None)
+    rel = _under(root, where[0]) if where else None
+    folder = FOLDER
+    if rel is not None:
+        parent, _, name = rel.rpartition("/")
+        folder = f"{parent + '/' if parent else ''}{FOLDER}/{_segment(name.rpartition('.')[0] or name)}"
+    return f"{folder}/{_segment(slot)}/{_segment(test.name)}{SUFFIX}"
+
+
+def _is_file(root: Path, rel: str) -> bool:
+    """A regular file reached without symbolic links below the root."""
+    try:
+        return fsio.inspect(root, rel, read=False).kind == "file"
+    except OacError:
+        return False
+
+
+class Location(NamedTuple):
+    """A test's cassette: `rel` where it is written; `found` where one is read from (`rel`, the old location,
+    or None when there is none yet)."""
+
+    root: Path
+    rel: str
+    found: str | None
+
+    @property
+    def legacy(self) -> bool:
+        return self.found is not None and self.found != self.rel
+
+    @property
+    def shown(self) -> str:
+        return self.found or self.rel
+
+
+def at(root: Path, rel: str, legacy: str | None = None) -> Location:
+    """The cassette written at `root/rel`, read from there, else from `legacy` when that exists."""
+    found = rel if _is_file(root, rel) else legacy if legacy is not None and _is_file(root, legacy) else None
+    return Location(root, rel, found)
+
+
+def locate(root: Path, test: Any, slot: str) -> Location:
+    return at(root, beside_rel(root, test, slot), legacy_rel(test.name))
+
+
+def cassette_key_part(root: Path, test: Any, slot: str, files: Any) -> dict[str, str]:
     """The test key's part for its cassette: its label → content digest, like any file the test reads (a file
     dependency: it must exist; a cassette recorded later adds the entry, which changes the key)."""
-    path = cassette_path(root, test_name)
-    return {files.label(path): files(path)} if path.is_file() else {}
+    found = locate(root, test, slot).found
+    return {files.label(root / found): files(root / found)} if found else {}
 
 
-def cassette_names(root: Path) -> str:
-    """The cassettes there are (names): part of the key cache's scope, so a cassette recorded for a test whose
-    key was cached without one re-keys it (a present cassette's content is keyed as a file of the test)."""
-    try:
-        return ",".join(sorted(name for name in os.listdir(root / FOLDER) if name.endswith(SUFFIX)))
-    except OSError:
-        return ""
+def cassette_names(root: Path, cases: Any) -> tuple[str, list[str]]:
+    """(the cassettes the agent tests of `cases` read, as one text: part of the key cache's scope, so a cassette
+    recorded for a test whose key was cached without one re-keys it; those read from the old location)."""
+    found = [locate(root, case.test, case.slot or "") for case in cases if case.kind == "agent"]
+    return (",".join(sorted(where.found for where in found if where.found)),
+            sorted(where.found for where in found if where.legacy and where.found))
 
 
 # matching ------------------------------------------------------------------------------------------------------
@@ -165,25 +232,29 @@ class Exchange(BaseModel):
 
 
 def read_cassette(path: Path) -> tuple[dict[str, Any], list[Exchange]]:
-    """(header, exchanges); a damaged file is an InvokerError naming it."""
+    """(header, exchanges); a damaged file (or anything but a regular file) is an InvokerError naming it."""
     try:
-        lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+        entry = fsio.inspect(path.parent, path.name)
+        if entry.data is None:
+            raise ValueError(f"a {entry.kind}, not a regular file")
+        text = entry.data.decode("utf-8")
+        lines = [json.loads(line) for line in text.splitlines() if line.strip()]
         header = lines[0] if lines and isinstance(lines[0], dict) and "cassette" in lines[0] else {}
         return header, [Exchange.model_validate(line) for line in lines[1 if header else 0:]]
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, OacError) as exc:
         raise InvokerError(f"cassette {path.name} cannot be read: {' '.join(str(exc).split())[:200]}") from None
 
 
-def write_cassette(path: Path, test_name: str, model: str | None, exchanges: list[Exchange]) -> None:
-    """Whole or not at all: written beside, then renamed over."""
+def write_cassette(root: Path, rel: str, test_name: str, model: str | None, exchanges: list[Exchange]) -> None:
+    """Whole or not at all, inside the project root and never through a symbolic link (`fsio`)."""
     header = {"cassette": 1, "test": test_name, "model": model,
               "recorded": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     lines = [json.dumps(header, ensure_ascii=False)]
     lines += [json.dumps(exchange.model_dump(), ensure_ascii=False, sort_keys=False) for exchange in exchanges]
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    temporary.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    os.replace(temporary, path)
+    try:
+        fsio.write_file(root, rel, ("\n".join(lines) + "\n").encode("utf-8"), show=rel)
+    except OacError as exc:
+        raise InvokerError(str(exc)) from None
 
 
 # the tape the server plays -------------------------------------------------------------------------------------
@@ -194,21 +265,27 @@ class Tape:
     """What the loopback server answers model requests with, for one test: replayed exchanges and, when
     recording, the upstream's answers (forwarded with the upstream key, stored without it)."""
 
-    def __init__(self, path: Path, test_name: str, mode: str, upstream: Upstream | None) -> None:
-        self.path = path
+    def __init__(self, where: Location, test_name: str, mode: str, upstream: Upstream | None) -> None:
+        self.where = where
         self.test_name = test_name
         self.mode = mode
         self.upstream = upstream
         self.recorded: list[Exchange] = []
         self.model: str | None = upstream.model if upstream else None
-        if mode != "all" and path.exists():
-            header, self.recorded = read_cassette(path)
+        exists = where.found is not None
+        if mode != "all" and exists:
+            header, self.recorded = read_cassette(where.root / where.shown)
             self.model = self.model or header.get("model")
-        self.replaying = mode in ("none", "once") and path.exists() or mode == "new_episodes"
-        self.recording = mode == "all" or mode == "new_episodes" or (mode == "once" and not path.exists())
+        self.replaying = mode in ("none", "once") and exists or mode == "new_episodes"
+        self.recording = mode == "all" or mode == "new_episodes" or (mode == "once" and not exists)
         if self.recording and upstream is None:
             raise InvokerError(f"--record {mode} needs a provider to record from: set {UPSTREAM_ENV[0]} (and "
                                f"{UPSTREAM_ENV[1]}, {UPSTREAM_ENV[2]}) or [tool.oac] record_base_url")
+        if self.recording:  # refused before the provider is paid for, not after (a symlink on the way)
+            try:
+                fsio.check_writable_file(where.root, where.rel)
+            except OacError as exc:
+                raise InvokerError(str(exc)) from None
         self.used: set[int] = set()
         self.played: list[Exchange] = []  # what this run answered with, in order: the cassette written at the end
         self.volatile: tuple[tuple[str, str], ...] = ()
@@ -242,12 +319,14 @@ class Tape:
         status, content_type, response = self._forward(path, headers, body)
         if not self.model and isinstance(body, dict) and isinstance(body.get("model"), str):
             self.model = body["model"]  # no upstream model named: the one the harness asked for
+        # the harness gets what a replay will give it: the provider's answer without the key (some echo it)
+        text = self._scrub(response.decode("utf-8", "replace"))
         self.played.append(Exchange(turn=turn, api=api, path=path, request=request, status=status,
-                                    content_type=content_type, response=self._scrub(response.decode("utf-8", "replace"))))
-        return status, content_type, response
+                                    content_type=content_type, response=text))
+        return status, content_type, text.encode("utf-8")
 
     def _mismatch(self, turn: int, api: str, path: str, request: Any, candidates: list[int]) -> str:
-        where = f"cassette {FOLDER}/{self.path.name}"
+        where = f"cassette {self.where.shown}"
         if not candidates:
             return (f"{api} request to {path} matches no recorded exchange of turn {turn} in {where} "
                     "(re-record with --record)")
@@ -281,7 +360,7 @@ class Tape:
     def save(self) -> None:
         """After a recording run: the exchanges this run used, in order (replayed and new)."""
         if self.recording and self.played:
-            write_cassette(self.path, self.test_name, self.model, self.played)
+            write_cassette(self.where.root, self.where.rel, self.test_name, self.model, self.played)
 
 
 def _distance(recorded: Any, got: Any) -> int:
@@ -298,19 +377,40 @@ class _NoRedirect(urllib.request.HTTPRedirectHandler):
         return None
 
 
-def listing(root: Path, used: set[str]) -> Iterator[dict[str, Any]]:
-    """Every cassette under `root`/cassettes: name, test, model, size, age in days, whether a test uses it."""
-    folder = root / FOLDER
-    if not folder.is_dir() or folder.is_symlink():
-        return
-    for path in sorted(folder.glob(f"*{SUFFIX}")):
-        if path.is_symlink() or not path.is_file():
+_NOT_SEARCHED = frozenset({".git", ".oac", ".venv", "venv", "node_modules", "__pycache__", ".tox", ".nox"})
+
+
+def cassette_files(root: Path) -> Iterator[str]:
+    """Every cassette in the project (relative paths): files under a `cassettes/` folder whose first line is a
+    cassette header, found without following symbolic links; the old location's files first."""
+    for folder, dirs, names in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if d not in _NOT_SEARCHED and not d.startswith("."))
+        rel = _under(root, folder) if folder != str(root) else ""
+        parts = rel.split("/") if rel else []
+        if FOLDER not in parts:
             continue
-        try:
-            header = json.loads(path.read_text(encoding="utf-8").splitlines()[0])
-        except (OSError, ValueError, IndexError):
-            header = {}
-        header = header if isinstance(header, dict) else {}
-        age = (time.time() - path.stat().st_mtime) / 86400
-        yield {"path": f"{FOLDER}/{path.name}", "test": header.get("test"), "model": header.get("model"),
-               "size": path.stat().st_size, "age_days": round(age, 1), "used": path.name in used}
+        for name in sorted(names):
+            path = os.path.join(folder, name)
+            if name.endswith(SUFFIX) and not os.path.islink(path) and _header(Path(path)).get("cassette"):
+                yield f"{rel}/{name}"
+
+
+def _header(path: Path) -> dict[str, Any]:
+    try:
+        with open(path, "rb") as handle:
+            header = json.loads(handle.readline())
+    except (OSError, ValueError):
+        return {}
+    return header if isinstance(header, dict) else {}
+
+
+def listing(root: Path, used: set[str]) -> Iterator[dict[str, Any]]:
+    """Every cassette in the project: path, test, model, size, age in days, whether a test reads it, whether
+    it is in the old location (`cassettes/<test>.jsonl` in the root)."""
+    for rel in cassette_files(root):
+        path = root / rel
+        header = _header(path)
+        found = path.stat()
+        yield {"path": rel, "test": header.get("test"), "model": header.get("model"), "size": found.st_size,
+               "age_days": round((time.time() - found.st_mtime) / 86400, 1), "used": rel in used,
+               "legacy": "/" not in rel[len(FOLDER) + 1:] and rel.startswith(FOLDER + "/")}

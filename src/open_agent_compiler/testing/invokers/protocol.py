@@ -44,7 +44,7 @@ class CompiledAgent(BaseModel):
     project_root: Path
     slot: str
     compiled_name: str
-    primary: bool = True  # the config's primary agent (Codex runs only that one, from AGENTS.md)
+    primary: bool = True  # the config's primary agent (Codex runs only that one: its main thread)
     model: str | None = None
     tools: Mapping[str, ToolDefinition] = {}  # tools the agent may call, by name
 

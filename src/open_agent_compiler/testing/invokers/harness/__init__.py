@@ -12,7 +12,7 @@ from open_agent_compiler.testing.invokers.harness.base import (HarnessBinary, Mo
                                                                 endpoint_from_env, find_binary)
 from open_agent_compiler.testing.invokers.harness.progress import ProgressSession, progress_stream
 from open_agent_compiler.testing.invokers.model_server import MODEL_ID, ScriptedModelServer
-from open_agent_compiler.testing.invokers.cassette import Tape, Upstream, cassette_path
+from open_agent_compiler.testing.invokers.cassette import Tape, Upstream, locate
 from open_agent_compiler.testing.invokers.protocol import (CompiledAgent, Deadline, InvokerError, InvokerInfo,
                                                            InvokerNotRunnable, InvokerSession, ToolDispatcher)
 from open_agent_compiler.testing.invokers.script import ModelView, ScriptedModel, script_entry
@@ -68,20 +68,19 @@ class HarnessInvoker:
     def tape(self, agent: CompiledAgent, test: AgentTest) -> Tape | None:
         """The cassette this test plays or records, or None to run as before (its script, or the real endpoint).
         Without --record a test's cassette, when it has one, is replayed."""
-        path = cassette_path(agent.project_root, test.name)
+        where = locate(agent.project_root, test, agent.slot)
         mode = self.record
         if mode is None:
-            if path.exists():
+            if where.found is not None:
                 mode = "none"
             elif self.endpoint is not None or test.name in self.scripts:
                 return None
             else:
-                raise InvokerNotRunnable(f"no cassette {path.parent.name}/{path.name} and no model script for "
-                                         f"{test.name!r}: record one with --record")
-        if mode == "none" and not path.exists():
-            raise InvokerNotRunnable(f"no cassette {path.parent.name}/{path.name} (recording is off): record it "
-                                     "with --record")
-        return Tape(path, test.name, mode, self.upstream)
+                raise InvokerNotRunnable(f"no cassette {where.rel} and no model script for {test.name!r}: record "
+                                         "one with --record")
+        if mode == "none" and where.found is None:
+            raise InvokerNotRunnable(f"no cassette {where.rel} (recording is off): record it with --record")
+        return Tape(where, test.name, mode, self.upstream)
 
     @contextmanager
     def session(self, agent: CompiledAgent, test: AgentTest, dispatcher: ToolDispatcher,

@@ -1,6 +1,6 @@
-"""Codex: `codex exec --json` (the project's AGENTS.md is the primary agent), follow-up turns with
-`codex exec resume THREAD`, against the scripted model server speaking the Responses API. Its JSON events
-become the turn."""
+"""Codex: `codex exec --json` (the compiled `.codex/config.toml` makes the primary agent the main thread),
+follow-up turns with `codex exec resume THREAD`, against the scripted model server speaking the Responses API.
+Its JSON events become the turn."""
 
 import json
 import shlex
