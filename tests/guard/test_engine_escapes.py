@@ -121,3 +121,17 @@ def test_a_handlers_setsid_daemon_outliving_a_group_kill_is_killed_by_the_next_r
             with __import__("contextlib").suppress(ProcessLookupError, ValueError):
                 os.kill(int(pidfile.read_text()), signal.SIGKILL)
 
+
+
+def test_without_working_pidfds_the_engine_runs_unwatched() -> None:
+    """A kernel (or valgrind) whose pidfd_open fails: no fork, the engine runs as it would without a watchdog."""
+    import subprocess
+
+    script = ("import os\n"
+              "def refused(*args): raise OSError(38, 'Function not implemented')\n"
+              "os.pidfd_open = refused\n"
+              "from open_agent_compiler.execution import watchdog\n"
+              "watchdog.supervise()\n"
+              "print('ENGINE', watchdog._area is None)\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stdout, done.stderr) == (0, "ENGINE True\n", ""), done
