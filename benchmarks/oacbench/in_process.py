@@ -1,7 +1,8 @@
 """Run `oac` inside the measuring process (profile_child.py, phases_child.py): standard library only.
 
 The console entry point ends with `os._exit` once its files are closed; here that becomes a SystemExit, so the
-measurement can be written first. Forked helpers (the handler zygote, keepers, handlers) still really exit.
+measurement can be written first. `oac test` runs without its watchdog here (see `run_oac`). Forked helpers (the
+handler zygote, keepers, handlers) still really exit.
 """
 
 from __future__ import annotations
@@ -34,6 +35,9 @@ def run_oac(command: list[str], *, imported: Callable[[], None] = lambda: None,
     the CLI is imported, `started` right before it runs, `ended` right after (also when it raised)."""
     sys.argv = command
     sys.path.insert(0, ".")
+    # No watchdog fork: the engine would be the child, and this process (the watchdog) would measure only its wait.
+    # The watchdog's own cost is in the rows measured from outside (wall time, RSS).
+    os.environ["OAC_WATCHDOG"] = "0"
     code: Any = 0
     os._exit = _raise_exit
     started()

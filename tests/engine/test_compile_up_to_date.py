@@ -102,3 +102,16 @@ def test_a_data_file_the_factory_reads_is_a_dependency(proj: Project) -> None:
     proj.write("prompt.txt", "EDITED\n")
     compile_(proj)
     assert "EDITED" in (proj.root / OUT).read_text()
+
+
+def test_an_existence_check_of_the_factory_is_no_file_dep_and_is_checked(proj: Project) -> None:
+    """A factory that checks a path (`Path.resolve()`, `os.path.exists`) compiles (the check is no file doit can
+    hash: it once made `oac compile` fail with doit's exit 2), and the path appearing since compiles again."""
+    proj.write("agents.py", (AGENTS + OTHER).replace(
+        "from prompts import PROMPT",
+        "from prompts import PROMPT\nif os.path.exists(os.path.join(os.path.dirname(os.path.realpath(__file__)), "
+        "'flag')):\n    PROMPT = 'FLAGGED'"))
+    assert "written=1 " in compile_(proj) and calls(proj) == 1
+    assert "written=0 " in compile_(proj) and calls(proj) == 1
+    proj.write("flag", "")
+    assert "written=1 " in compile_(proj) and "FLAGGED" in (proj.root / OUT).read_text()

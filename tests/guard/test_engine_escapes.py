@@ -161,3 +161,17 @@ def test_a_pytest_session_run_in_process_is_not_split(proj: Project) -> None:
     done = subprocess.run([sys.executable, "-c", script], cwd=proj.root, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.count("AFTER") == 1 and "AFTER" in done.stdout.splitlines()[-1], done.stdout
+
+
+def test_without_working_pidfds_the_engine_runs_unwatched() -> None:
+    """A kernel (or valgrind) whose pidfd_open fails: no fork, the engine runs as it would without a watchdog."""
+    import subprocess
+
+    script = ("import os\n"
+              "def refused(*args): raise OSError(38, 'Function not implemented')\n"
+              "os.pidfd_open = refused\n"
+              "from open_agent_compiler.execution import watchdog\n"
+              "watchdog.supervise()\n"
+              "print('ENGINE', watchdog._area is None)\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stdout, done.stderr) == (0, "ENGINE True\n", ""), done

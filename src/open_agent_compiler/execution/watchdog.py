@@ -38,7 +38,7 @@ _before: list[Callable[[], None]] = []
 def supervise() -> None:
     """Fork the watchdog (once; only where fork and pidfds exist). Returns in the engine; the watchdog exits."""
     global _area, _engine, _clean_w
-    if _area is not None or not hasattr(os, "pidfd_open") or os.environ.get("OAC_WATCHDOG") == "0":
+    if _area is not None or os.environ.get("OAC_WATCHDOG") == "0" or not _pidfds_work():
         return
     area = mmap.mmap(-1, SLOTS * SLOT.size)
     clean_r, clean_w = os.pipe()
@@ -66,6 +66,15 @@ def console_of(*modules: str) -> bool:
     if name.partition(".")[0] in modules:
         return True
     return name in ("", "__main__") and os.path.basename(sys.argv[0] if sys.argv else "") in modules
+
+
+def _pidfds_work() -> bool:
+    """Whether this kernel gives pidfds (Linux >= 5.3; not under valgrind): without them, no watchdog."""
+    try:
+        os.close(os.pidfd_open(os.getpid()))
+    except (AttributeError, OSError):
+        return False
+    return True
 
 
 def ended() -> None:

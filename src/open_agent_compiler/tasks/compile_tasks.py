@@ -47,9 +47,11 @@ from open_agent_compiler.model.hashing import digest, digest_bytes, source_finge
 from open_agent_compiler.model.registry import ResolvedConfig
 from open_agent_compiler.tasks.file_checker import OacFileChecker
 from open_agent_compiler.tasks.settings import STATE_DB, STATE_DIR, pyproject_settings
-from open_agent_compiler.usercode import project_imports
+from open_agent_compiler.usercode import project_imports, reads
+from open_agent_compiler.usercode.project_imports import LINK_MARK, STAT_MARK
 
 COMPILE_GROUP = "compile"
+NOT_FILES = ("/", LINK_MARK, STAT_MARK)  # discovered paths no file_dep can stand for: listings, checks, links
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.:/@+-]")
 _TASK_VALUES = inspect.Signature([inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD)
                                   for n in ("task", "values")])
@@ -64,7 +66,6 @@ class CompileEntry(BaseModel):
     dialect: str = DEFAULT_DIALECT
     target: Path = Path(".")
 
-
 class CompileJob:
     """One entry, compiled in memory at planning time: what it reads, what it writes, what it reports."""
 
@@ -76,7 +77,7 @@ class CompileJob:
         self.output: CompiledOutput = get_dialect(entry.dialect).compile(resolved, source_root=root)
         scripts = {str(root / s.source_file_path) for reachable in resolved.tools() for s in reachable.tool.scripts()
                    if s.source_file_path}
-        self.file_dep = sorted(path for path in set(sources) | scripts if not path.endswith("/"))
+        self.file_dep = sorted(path for path in set(sources) | scripts if not path.endswith(NOT_FILES))
         self.where = Path(os.path.abspath(entry.target))  # a relative target is relative to the working directory
         contents = self.output.file_map()
         self.targets = [str(self.where / path) for path in sorted(contents)]
@@ -172,7 +173,12 @@ def saved_state(job: CompileJob) -> dict[str, Any]:
 
 
 def _listing(folder: str) -> str | None:
-    """The names in a folder user code listed while the factory ran (a read no `file_dep` can stand for)."""
+    """The names in a folder user code listed while the factory ran (a read no `file_dep` can stand for); for an
+    existence check (`?`) whether it exists, its kind and mode; for a link read through (`@`) where it points."""
+    if folder.endswith(STAT_MARK):
+        return reads.stat_digest_input(folder[:-1])
+    if folder.endswith(LINK_MARK):
+        return reads.link_digest_input(folder[:-1])
     try:
         return digest_bytes("\0".join(sorted(os.listdir(folder))).encode("utf-8", "surrogateescape"))
     except OSError:
@@ -282,7 +288,7 @@ def plan_jobs(root: Path, factory: str, entries: Sequence[CompileEntry]) -> list
         check_script_targets(resolved)  # before doit opens its state file: a bad name writes nothing
         job = CompileJob(root, entry, resolved, project_sources(root))
         job.factory = factory
-        job.listed = [path for path in project_sources(root) if path.endswith("/")]  # folders user code listed
+        job.listed = [path for path in project_sources(root) if path.endswith(NOT_FILES)]  # listings, checks, links
         # doit allows one task per target: a file two dialects write (a shared script) is listed by the first
         job.targets = [path for path in job.targets if path not in claimed]
         claimed.update(job.targets)

@@ -27,6 +27,8 @@ _VENDORED = ("site-packages", "dist-packages")
 LINK_MARK = "@"  # a discovered path ending so is a symbolic link read through (keyed on where it points)
 STAT_MARK = "?"  # ... an existence / kind check (keyed on whether it exists, its kind and mode)
 CHANGED_MARK = "!"  # ... a file changed between the test's read and its record: no green
+# what a recorded entry's kind (`read:`, `dir:`, ... of `reads`) becomes in a list of discovered paths
+_ENTRY_MARKS = {reads.READ[:-1]: "", reads.DIR[:-1]: "/", reads.LINK[:-1]: LINK_MARK, reads.STAT[:-1]: STAT_MARK}
 
 _root: Path | None = None
 _files: dict[str, str] = {}  # module name → absolute source file (project modules loaded through the finder)
@@ -277,25 +279,17 @@ def files_of(names: Iterable[str]) -> list[str]:
         if name in seen:
             continue
         seen.add(name)
-        if name.startswith("file:"):  # a handler child's report: a module or a read, or a folder ending in "/"
+        kind, colon, rest = name.partition(":")  # (a module's name has no colon: one look, not one per kind)
+        if colon and kind == "file":  # a handler child's report: a module or a read, or a folder ending in "/"
             folder = name.endswith("/")
-            path = reads.project_path(name[5:].rstrip("/")) if folder or not name.endswith(".py") else None
+            path = reads.project_path(rest.rstrip("/")) if folder or not name.endswith(".py") else None
             if folder and path is not None:
                 found.add(path + "/")
-            elif path is not None or _is_project_file(name[5:]):
-                found.add(path or str(Path(name[5:]).resolve()))
+            elif path is not None or _is_project_file(rest):
+                found.add(path or str(Path(rest).resolve()))
             continue
-        if name.startswith(reads.READ):
-            found.add(name[len(reads.READ):])
-            continue
-        if name.startswith(reads.DIR):
-            found.add(name[len(reads.DIR):] + "/")
-            continue
-        if name.startswith(reads.LINK):
-            found.add(name[len(reads.LINK):] + LINK_MARK)
-            continue
-        if name.startswith(reads.STAT):
-            found.add(name[len(reads.STAT):] + STAT_MARK)
+        if colon and (mark := _ENTRY_MARKS.get(kind)) is not None:
+            found.add(rest + mark)
             continue
         path = _files.get(name)
         if path is None:
