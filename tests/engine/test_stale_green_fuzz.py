@@ -204,7 +204,7 @@ def build(root: Path, chosen: list[tuple[str, str, str, str, str]]) -> None:
         body = PATTERNS[pattern].format(d=d, h=h, t=t) + KINDS[kind].replace("@N@", str(i))
         (root / module_of(i, kind)).write_text(body)
         of_kind[kind].append(i)
-        if kind != "handler":
+        if kind == "evaluator" or pattern == "factory_global":  # the others are loaded by their own loaders
             imports.append(f"import p{i}")
         if pattern == "factory_global":
             reads.append(f'    p{i}.SETTING = open("settings.txt").read()')
@@ -233,19 +233,21 @@ def outcomes(proj: Project, *extra: str) -> dict[str, str]:
 
 
 def apply(root: Path, kind: str, pick: int) -> str:
-    data = root / "data" / DATA[pick % 2]
+    """Edit the project: `pick` (0-15) chooses the target, `pick // 4 % 2` which data file or helper."""
+    which, name = pick % 4, DATA[pick // 4 % 2]
+    data = root / "data" / name
     if kind == "content":
-        target = [data, root / "pkg" / DATA[pick % 2], root / f"{HELPERS[pick % 2]}.py", root / "settings.txt"][pick % 4]
+        target = [data, root / "pkg" / name, root / f"{HELPERS[pick // 4 % 2]}.py", root / "settings.txt"][which]
         if target.exists():
             text = target.read_text()
             target.write_text(text.replace("-1", "-2") if "-1" in text else text.replace("-2", "-1"))
         return f"content {target.relative_to(root)}"
     if kind == "add":
-        target = root / TREES[pick % 2] / f"new{pick}.txt"
+        target = root / TREES[which % 2] / f"new{pick}.txt"
         target.write_text("n")
         return f"add {target.relative_to(root)}"
     if kind == "delete":
-        target = [data, root / TREES[pick % 2] / ("x.txt" if pick % 2 == 0 else "y.txt")][pick % 2]
+        target = [data, data, root / "tree/x.txt", root / "tree/sub/y.txt"][which]
         if target.exists():
             target.unlink()
         return f"delete {target.relative_to(root)}"
@@ -254,9 +256,9 @@ def apply(root: Path, kind: str, pick: int) -> str:
             data.rename(data.with_name("renamed.txt"))
         return f"rename {data.relative_to(root)}"
     if kind == "repoint":
-        link = root / "links" / DATA[pick % 2]
+        link = root / "links" / name
         link.unlink(missing_ok=True)
-        link.symlink_to(Path("..") / "data" / DATA[(pick + 1) % 2])
+        link.symlink_to(Path("..") / "data" / DATA[1 - DATA.index(name)])
         return f"repoint {link.relative_to(root)}"
     if data.exists():
         data.chmod(data.stat().st_mode ^ 0o100)
@@ -295,12 +297,13 @@ def check(chosen: list, edits: list) -> None:
 @settings(max_examples=EXAMPLES, deadline=None, derandomize=not os.environ.get("OAC_FUZZ_RANDOM"),
           suppress_health_check=list(HealthCheck), phases=[Phase.explicit, Phase.reuse, Phase.generate])
 @given(chosen=st.lists(test_choice, min_size=2, max_size=5),
-       edits=st.lists(st.tuples(st.sampled_from(EDIT_KINDS), st.integers(0, 11)), min_size=1, max_size=EDITS))
-# every kind once, sharing data files and a helper; a helper edited, a link re-pointed, a data file deleted
-@example(chosen=[("global_at_import", "mock", "a.txt", "h0", "tree"), ("eager_import", "handler", "a.txt", "h0", "tree"),
-                 ("lru_cache", "evaluator", "b.txt", "h1", "tree"), ("rglob", "script", "a.txt", "h0", "tree/sub"),
-                 ("symlink", "judge", "b.txt", "h0", "tree")],
-         edits=[("content", 2), ("repoint", 1), ("delete", 0)])
+       edits=st.lists(st.tuples(st.sampled_from(EDIT_KINDS), st.integers(0, 15)), min_size=1, max_size=EDITS))
+# every kind once, reading at load time where it can (the key parts of handler imports, evaluator files, the
+# model script and the judge), sharing a helper and a data file: h0 edited (four kinds), then data/b.txt (the mock)
+@example(chosen=[("symlink", "mock", "b.txt", "h0", "tree"), ("eager_import", "handler", "a.txt", "h0", "tree"),
+                 ("eager_import", "evaluator", "a.txt", "h0", "tree"), ("eager_import", "script", "b.txt", "h0", "tree"),
+                 ("eager_import", "judge", "a.txt", "h0", "tree")],
+         edits=[("content", 2), ("content", 4)])
 # found while building it: a judge answering from a global the factory filled was skipped after the file the
 # factory read changed (a judged test with a fixed mock had no files part, so no factory part, and its key was kept)
 @example(chosen=[("factory_global", "judge", "a.txt", "h0", "tree"), ("read", "mock", "a.txt", "h0", "tree")],
