@@ -38,9 +38,10 @@ def task_bench():
 
 
 def task_fuzz():
-    """run the stale-green fuzzer long (OAC_FUZZ_EXAMPLES, default 200 random projects, 4 edits each; the suite
-    runs 2 fixed ones)"""
+    """run the stale-green fuzzer long (OAC_FUZZ_EXAMPLES, default 200 random projects, up to 4 edits each; the
+    suite runs 2 derandomized ones and the fixed examples), with hypothesis's count of examples run"""
     import os
     examples = os.environ.get("OAC_FUZZ_EXAMPLES", "200")
     return {"actions": [f"OAC_FUZZ_EXAMPLES={examples} OAC_FUZZ_EDITS=4 OAC_FUZZ_RANDOM=1 "
-                        f"{PY} -m pytest -q tests/engine/test_stale_green_fuzz.py"], "uptodate": [False]}
+                        f"{PY} -m pytest -q --hypothesis-show-statistics tests/engine/test_stale_green_fuzz.py"],
+            "uptodate": [False]}

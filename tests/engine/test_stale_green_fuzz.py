@@ -1,18 +1,28 @@
-"""The stale-green fuzzer (issue 32): small random projects built from a catalogue of dependency patterns, random
-edits, and after every edit the oracle — every test `oac test` skips has the same outcome under `oac test --force`.
+"""The stale-green fuzzer (issue 32): small random projects built from a catalogue of dependency patterns, each
+placed in one kind of user code, random edits, and after every edit the oracle — every test `oac test` skips has
+the same outcome under `oac test --force`.
+
+A project is a list of tests, each a (pattern, kind, data file, helper module, tree folder). The pattern's module
+(`PATTERNS`: a body defining `answer(payload)`, whose value depends on what it reads) sits in the kind's code
+(`KINDS`: what is appended to that body, and how the test uses it; the wiring is guard_project's): a callable mock,
+a real handler (a ScriptTool handler script), a custom evaluator class, a model script of the scripted invoker
+(`invoker_script` in [tool.oac]) or a `--judge judgemod:make` judge. The data files, helper modules and trees are
+few, so tests of different kinds share them.
 
 A bounded number of examples runs in the suite (OAC_FUZZ_EXAMPLES, default 2); `doit fuzz` runs many more."""
 
+import json
 import os
 import shutil
+import subprocess
+import sys
 import tempfile
-import textwrap
 from pathlib import Path
 
-from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
 
-from engine_project import ONE_AGENT, Project
+from engine_project import Project
 
 EXAMPLES = int(os.environ.get("OAC_FUZZ_EXAMPLES", "2"))
 EDITS = int(os.environ.get("OAC_FUZZ_EDITS", "2"))
@@ -48,32 +58,134 @@ DATA = ["a.txt", "b.txt"]
 HELPERS = ["h0", "h1"]
 TREES = ["tree", "tree/sub"]
 
-AGENTS = '''
-from open_agent_compiler import (
-    AgentDefinition, AgentHeader, AgentRegistry, CompilationConfig, EqualsEvaluator, MockResponse,
-    TemplateSlot, TemplateTree, ToolDefinition, ToolDefinitionHeader, ToolTest,
-)
-import json
+# kind → what follows the pattern's body in test N's module ("@N@" is N). Every kind wraps `answer`'s value.
+KINDS: dict[str, str] = {
+    "mock": "",  # the tool's mock is `pN:answer`
+    "handler": '''
+from pydantic import BaseModel
+from open_agent_compiler import ScriptTool
 
-EXPECTED = json.load(open("expected.json")) if __import__("os").path.exists("expected.json") else {{}}
-{factory_globals}
+
+class Empty(BaseModel):
+    pass
+
+
+class Out(BaseModel):
+    v: str
+
+
+class Tool(ScriptTool[Empty, Out]):
+    name = "t@N@"
+
+    def execute(self, input):
+        return Out(v=str(answer({})["v"]))
+''',
+    "evaluator": '''
+from typing import Literal
+from open_agent_compiler.model.core.evaluator import Evaluator
+
+
+class Check(Evaluator):
+    kind: Literal["fuzz-@N@"] = "fuzz-@N@"
+    expected: str = ""
+
+    def evaluate(self, context):
+        got = str(answer({})["v"])
+        return self.result(got == self.expected, f"got {got!r} want {self.expected!r}")
+''',
+    "script": '''
+from open_agent_compiler.testing.invokers.script import reply
+
+
+def script(view):
+    return reply("<" + str(answer({})["v"]) + ">")
+''',
+    "judge": '''
+def verdict(want):
+    ok = str(answer({})["v"]) == want
+    return {"pass": ok, "score": 1.0 if ok else 0.0, "reasoning": "fuzz"}
+''',
+}
+# a handler runs in its own process, which never runs the factory: a factory global does not reach it
+NOT_IN = {("factory_global", "handler")}
+
+# test N of each kind, in agents.py (@E@ is its expected value)
+TEST_OF = {
+    "mock": ('tool(@N@, mock=MockResponse(kind="callable", callable_spec="p@N@:answer"), '
+             'evaluators=(EqualsEvaluator(field="v", expected=@E@),))'),
+    "handler": 'tool(@N@, handler_script="handlers/p@N@.py", evaluators=(EqualsEvaluator(field="v", expected=@E@),))',
+    "evaluator": 'tool(@N@, mock=MockResponse(fixed_output={"x": 1}), evaluators=(p@N@.Check(expected=@E@),))',
+    "script": 'AgentTest(name="t@N@", prompt="hi", evaluators=(SubstringEvaluator(needle="<" + @E@ + ">"),))',
+    "judge": ('tool(@N@, mock=MockResponse(fixed_output={"x": 1}), '
+              'evaluators=(LLMJudgeEvaluator(criteria="p@N@=" + @E@),))'),
+}
+
+AGENTS = '''
+import json
+import os
+
+from open_agent_compiler import (
+    AgentDefinition, AgentHeader, AgentRegistry, AgentTest, CompilationConfig, EqualsEvaluator, LLMJudgeEvaluator,
+    MockResponse, ModelParameters, SubstringEvaluator, TemplateSlot, TemplateTree, ToolDefinition,
+    ToolDefinitionHeader, ToolTest,
+)
+{imports}
+
+EXPECTED = json.load(open("expected.json")) if os.path.exists("expected.json") else {{}}
+
+
+def tool(n, evaluators, **kw):
+    return ToolDefinition(header=ToolDefinitionHeader(name=f"t{{n}}", description="d"), **kw,
+                          tool_tests=[ToolTest(name=f"t{{n}}", input={{}}, evaluators=evaluators)])
+
 
 def registry():
 {factory_reads}
-    tools = [ToolDefinition(header=ToolDefinitionHeader(name=f"t{{i}}", description="d"),
-                            mock=MockResponse(kind="callable", callable_spec=f"p{{i}}:answer"),
-                            tool_tests=[ToolTest(name=f"t{{i}}", input={{}},
-                                                 evaluators=(EqualsEvaluator(field="v", expected=EXPECTED.get(f"t{{i}}", "")),))])
-             for i in range({count})]
-    return one_agent(tools)
-''' + ONE_AGENT
+    tools, agent_tests = [], []
+{tests}
+    agent = AgentDefinition(header=AgentHeader(agent_id="a", name="a", description="d"), extra_tools=tools,
+                            agent_tests=agent_tests)
+    reg = AgentRegistry()
+    reg.register_agent("a", agent, ModelParameters(model_name="test/model-a"))
+    reg.register_template(TemplateTree(name="tpl", slots=[TemplateSlot(name="primary", default_agent_id="a")]))
+    reg.create_compilation_config(CompilationConfig(name="prod", template_name="tpl"))
+    return reg
+'''
+
+JUDGEMOD = '''
+{imports}
+
+MODULES = {{{modules}}}
+
+
+class Judge:
+    def judge(self, *, criteria, target, model=None):
+        name, _, want = criteria.partition("=")
+        return MODULES[name].verdict(want)
+
+
+def make():
+    return Judge()
+'''
+
+PYPROJECT = '''
+[tool.oac]
+factory = "agents:registry"
+config = "prod"
+invoker_script = "scripts_mod:SCRIPTS"
+'''
+RUN = ("--invoker", "scripted", "--judge", "judgemod:make")  # every `oac test` of a fuzzed project
 
 # the edits: each a function of (root, draw-chosen target) that changes the project
 EDIT_KINDS = ["content", "add", "delete", "rename", "repoint", "mode"]
 
 
-def build(root: Path, chosen: list[tuple[str, str, str, str]]) -> None:
-    for folder in ("data", "pkg", "links", "tree/sub"):
+def module_of(index: int, kind: str) -> str:
+    return f"handlers/p{index}.py" if kind == "handler" else f"p{index}.py"
+
+
+def build(root: Path, chosen: list[tuple[str, str, str, str, str]]) -> None:
+    for folder in ("data", "pkg", "links", "tree/sub", "handlers"):
         (root / folder).mkdir(parents=True, exist_ok=True)
     (root / "pkg/__init__.py").write_text("")
     for name in DATA:
@@ -85,19 +197,32 @@ def build(root: Path, chosen: list[tuple[str, str, str, str]]) -> None:
     for helper in HELPERS:
         (root / f"{helper}.py").write_text(f'V = "{helper}-1"\n')
     (root / "settings.txt").write_text("s-1")
-    globals_lines, reads = [], []
-    for i, (pattern, d, h, t) in enumerate(chosen):
-        (root / f"p{i}.py").write_text(PATTERNS[pattern].format(d=d, h=h, t=t))
+    (root / "pyproject.toml").write_text(PYPROJECT)
+    imports, reads, tests = [], [], []
+    of_kind: dict[str, list[int]] = {kind: [] for kind in KINDS}
+    for i, (pattern, kind, d, h, t) in enumerate(chosen):
+        body = PATTERNS[pattern].format(d=d, h=h, t=t) + KINDS[kind].replace("@N@", str(i))
+        (root / module_of(i, kind)).write_text(body)
+        of_kind[kind].append(i)
+        if kind == "evaluator" or pattern == "factory_global":  # the others are loaded by their own loaders
+            imports.append(f"import p{i}")
         if pattern == "factory_global":
-            globals_lines.append(f"import p{i}")
             reads.append(f'    p{i}.SETTING = open("settings.txt").read()')
-    (root / "agents.py").write_text(AGENTS.format(factory_globals="\n".join(globals_lines),
-                                                  factory_reads="\n".join(reads) or "    pass",
-                                                  count=len(chosen)))
+        into = "agent_tests" if kind == "script" else "tools"
+        test = TEST_OF[kind].replace("@N@", str(i)).replace("@E@", f'EXPECTED.get("t{i}", "?")')
+        tests.append(f"    {into}.append({test})")
+    (root / "agents.py").write_text(AGENTS.format(imports="\n".join(imports), factory_reads="\n".join(reads),
+                                                  tests="\n".join(tests)))
+    scripts = of_kind["script"]
+    (root / "scripts_mod.py").write_text("".join(f"import p{i}\n" for i in scripts)
+                                         + "\nSCRIPTS = {" + ", ".join(f'"t{i}": p{i}.script' for i in scripts) + "}\n")
+    judged = of_kind["judge"]
+    (root / "judgemod.py").write_text(JUDGEMOD.format(imports="\n".join(f"import p{i}" for i in judged),
+                                                      modules=", ".join(f'"p{i}": p{i}' for i in judged)))
 
 
 def outcomes(proj: Project, *extra: str) -> dict[str, str]:
-    done = proj.test(*extra, code=None)
+    done = proj.test(*RUN, *extra, code=None)
     found = {}
     for line in done.stdout.splitlines():
         word, _, rest = line.strip().partition(" ")
@@ -108,19 +233,21 @@ def outcomes(proj: Project, *extra: str) -> dict[str, str]:
 
 
 def apply(root: Path, kind: str, pick: int) -> str:
-    data = root / "data" / DATA[pick % 2]
+    """Edit the project: `pick` (0-15) chooses the target, `pick // 4 % 2` which data file or helper."""
+    which, name = pick % 4, DATA[pick // 4 % 2]
+    data = root / "data" / name
     if kind == "content":
-        target = [data, root / "pkg" / DATA[pick % 2], root / f"{HELPERS[pick % 2]}.py", root / "settings.txt"][pick % 4]
+        target = [data, root / "pkg" / name, root / f"{HELPERS[pick // 4 % 2]}.py", root / "settings.txt"][which]
         if target.exists():
             text = target.read_text()
             target.write_text(text.replace("-1", "-2") if "-1" in text else text.replace("-2", "-1"))
         return f"content {target.relative_to(root)}"
     if kind == "add":
-        target = root / TREES[pick % 2] / f"new{pick}.txt"
+        target = root / TREES[which % 2] / f"new{pick}.txt"
         target.write_text("n")
         return f"add {target.relative_to(root)}"
     if kind == "delete":
-        target = [data, root / TREES[pick % 2] / ("x.txt" if pick % 2 == 0 else "y.txt")][pick % 2]
+        target = [data, data, root / "tree/x.txt", root / "tree/sub/y.txt"][which]
         if target.exists():
             target.unlink()
         return f"delete {target.relative_to(root)}"
@@ -129,37 +256,32 @@ def apply(root: Path, kind: str, pick: int) -> str:
             data.rename(data.with_name("renamed.txt"))
         return f"rename {data.relative_to(root)}"
     if kind == "repoint":
-        link = root / "links" / DATA[pick % 2]
+        link = root / "links" / name
         link.unlink(missing_ok=True)
-        link.symlink_to(Path("..") / "data" / DATA[(pick + 1) % 2])
+        link.symlink_to(Path("..") / "data" / DATA[1 - DATA.index(name)])
         return f"repoint {link.relative_to(root)}"
     if data.exists():
         data.chmod(data.stat().st_mode ^ 0o100)
     return f"mode {data.relative_to(root)}"
 
 
-pattern_choice = st.tuples(st.sampled_from(sorted(PATTERNS)), st.sampled_from(DATA), st.sampled_from(HELPERS),
-                           st.sampled_from(TREES))
+test_choice = st.tuples(st.sampled_from(sorted(PATTERNS)), st.sampled_from(sorted(KINDS)), st.sampled_from(DATA),
+                        st.sampled_from(HELPERS), st.sampled_from(TREES)).filter(lambda c: c[:2] not in NOT_IN)
 
 
-@settings(max_examples=EXAMPLES, deadline=None, derandomize=not os.environ.get("OAC_FUZZ_RANDOM"),
-          suppress_health_check=list(HealthCheck), phases=[Phase.explicit, Phase.reuse, Phase.generate])
-@given(chosen=st.lists(pattern_choice, min_size=2, max_size=5),
-       edits=st.lists(st.tuples(st.sampled_from(EDIT_KINDS), st.integers(0, 11)), min_size=1, max_size=EDITS))
-def test_every_skipped_test_has_the_outcome_force_gives_it(chosen: list, edits: list) -> None:
+def check(chosen: list, edits: list) -> None:
+    """Build the project of `chosen`, learn each test's value and expect it, then after each of `edits` assert
+    the oracle."""
     base = Path(tempfile.mkdtemp(prefix="oac-fuzz-"))
     try:
         root = base / "proj"
         root.mkdir()
         build(root, chosen)
         proj = Project(root)
-        first = outcomes(proj)  # with no expectations yet: learn each test's value, then expect it
-        import json
-        values = {}
-        for i, (pattern, d, h, t) in enumerate(chosen):
-            values[f"t{i}"] = _value_now(root, i)
+        values = {f"t{i}": _value_now(root, i, kind) for i, (_, kind, *_) in enumerate(chosen)}
         (root / "expected.json").write_text(json.dumps(values))
-        assert set(outcomes(proj).values()) <= {"pass"}, (chosen, first)
+        first = outcomes(proj)
+        assert set(first.values()) == {"pass"} and len(first) == len(chosen), (chosen, first)
         done = []
         for kind, pick in edits:
             done.append(apply(root, kind, pick))
@@ -172,19 +294,33 @@ def test_every_skipped_test_has_the_outcome_force_gives_it(chosen: list, edits: 
         shutil.rmtree(base, ignore_errors=True)
 
 
-def _value_now(root: Path, index: int) -> str:
-    """What test `index`'s mock answers now, computed in a child (as the engine would, from the project root)."""
-    import subprocess
-    import sys
-    code = textwrap.dedent(f'''
-        import json, sys
-        sys.path.insert(0, ".")
-        import agents
-        agents.registry()
-        import p{index}
-        print(json.dumps(p{index}.answer({{}})["v"]))
-    ''')
+@settings(max_examples=EXAMPLES, deadline=None, derandomize=not os.environ.get("OAC_FUZZ_RANDOM"),
+          suppress_health_check=list(HealthCheck), phases=[Phase.explicit, Phase.reuse, Phase.generate])
+@given(chosen=st.lists(test_choice, min_size=2, max_size=5),
+       edits=st.lists(st.tuples(st.sampled_from(EDIT_KINDS), st.integers(0, 15)), min_size=1, max_size=EDITS))
+# every kind once, reading at load time where it can (the key parts of handler imports, evaluator files, the
+# model script and the judge), sharing a helper and a data file: h0 edited (four kinds), then data/b.txt (the mock)
+@example(chosen=[("symlink", "mock", "b.txt", "h0", "tree"), ("eager_import", "handler", "a.txt", "h0", "tree"),
+                 ("eager_import", "evaluator", "a.txt", "h0", "tree"), ("eager_import", "script", "b.txt", "h0", "tree"),
+                 ("eager_import", "judge", "a.txt", "h0", "tree")],
+         edits=[("content", 2), ("content", 4)])
+# found while building it: a judge answering from a global the factory filled was skipped after the file the
+# factory read changed (a judged test with a fixed mock had no files part, so no factory part, and its key was kept)
+@example(chosen=[("factory_global", "judge", "a.txt", "h0", "tree"), ("read", "mock", "a.txt", "h0", "tree")],
+         edits=[("content", 3)])
+def test_every_skipped_test_has_the_outcome_force_gives_it(chosen: list, edits: list) -> None:
+    check(chosen, edits)
+
+
+def _value_now(root: Path, index: int, kind: str) -> str:
+    """What test `index`'s pattern answers now, computed in a child as the engine would: from the project root,
+    after the factory ran (a handler's script is loaded from its file, in a process with no factory)."""
+    if kind == "handler":
+        load = (f'import importlib.util\nspec = importlib.util.spec_from_file_location("p{index}", '
+                f'"handlers/p{index}.py")\nmod = importlib.util.module_from_spec(spec)\nspec.loader.exec_module(mod)\n')
+    else:
+        load = f"import agents\nagents.registry()\nimport p{index} as mod\n"
+    code = "import json, sys\nsys.path.insert(0, '.')\n" + load + 'print(json.dumps(str(mod.answer({})["v"])))\n'
     done = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
-    import json
     return json.loads(done.stdout)

@@ -61,7 +61,7 @@ class KeyCache:
                 if key is None:
                     parts = parts_of(test_id)
                     key = parts.key()
-                    if parts.files:  # keyed afresh every run
+                    if parts.files or parts.factory:  # keyed afresh every run (a judged test: no files)
                         keys[test_id] = key
                         continue
                 keys[test_id] = kept[test_id] = key

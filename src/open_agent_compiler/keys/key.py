@@ -291,7 +291,8 @@ def declared_inputs(patterns: Sequence[str], files: FileDigests) -> dict[str, st
 
 def factory_digest(files: FileDigests) -> str | None:
     """One digest over what the registry factory read while it loaded and ran (None: it read nothing): a part
-    of the key of every test that runs project code (a callable mock, a handler, an evaluator of the project)."""
+    of the key of every test that runs project code (a callable mock, a handler, an evaluator of the project, a
+    judge: a `--judge module:make` judge may answer from a global the factory filled)."""
     paths = project_imports.files_of(project_imports.factory_reads())
     return digest(sorted((files.label(path), files(path)) for path in paths)) if paths else None
 
@@ -314,13 +315,13 @@ def key_parts(case: TestCase, *, resolved: ResolvedConfig, files: FileDigests, a
         files_part = {**found, **file_parts}
         return KeyParts(definition=definition, target=tool_digest(case.tool), mocks=digest(entries),
                         files=files_part, hermetic=hermetic if real else None,
-                        factory=factory if files_part else None, **common)
+                        factory=factory if files_part or common["judge"] else None, **common)
     agent = resolved.agent(case.slot or "")
     model = model_digest(agent.model_parameters) if agent.model_parameters else None
     target = artifact_digests.get(agent.compiled_name, "missing")
     if case.kind == "capability":
         return KeyParts(definition=definition, target=target, model=model, dialect=dialect, files=found,
-                        factory=factory if found else None, **common)
+                        factory=factory if found or common["judge"] else None, **common)
     mocks: dict[str, dict] = {}
     file_parts: dict[str, str] = dict(found)
     any_real = False
@@ -335,4 +336,4 @@ def key_parts(case: TestCase, *, resolved: ResolvedConfig, files: FileDigests, a
         file_parts.update(cassette_key_part(files.root, case.test, case.slot or "", files))
     return KeyParts(definition=definition, target=target, model=model, mocks=digest(mocks), files=file_parts,
                     dialect=dialect, hermetic=hermetic if any_real else None, invoker=invoker,
-                    factory=factory if file_parts else None, **common)
+                    factory=factory if file_parts or common["judge"] else None, **common)
