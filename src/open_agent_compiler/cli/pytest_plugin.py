@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from open_agent_compiler.errors import OacError
-from open_agent_compiler.execution import watchdog
+from open_agent_compiler.execution import watchdog, zygote
 from open_agent_compiler.tasks.graph import TestPlan, retire
 from open_agent_compiler.tasks.pipeline import defined_in
 from open_agent_compiler.tasks.records import write_records_now
@@ -84,6 +84,7 @@ class OacPlugin:
 
     def _items(self, session: pytest.Session) -> list[pytest.Item]:
         watchdog.before_user_code(write_records_now)  # (the watchdog, if any, was forked by `oac_pytest`)
+        zygote.start()  # before the registry exists, so handler children fork from a small process
         try:
             self.plan = TestPlan(self._options())
         except OacError as exc:

@@ -47,6 +47,12 @@ def start() -> None:
     _client = ours
 
 
+def running() -> bool:
+    """Whether handlers fork from the zygote, which was started before the registry loaded: a handler then never
+    sees what the factory left in the engine's memory."""
+    return _client is not None
+
+
 def _serve(sock: socket.socket) -> None:
     gc.freeze()  # what was imported stays put: no collection touches (and copies) those pages in the forks
     devnull = os.open(os.devnull, os.O_RDWR)

@@ -10,6 +10,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from open_agent_compiler.execution import zygote
 from open_agent_compiler.model.core.base import SharedFieldsSet, unvalidated
 from open_agent_compiler.model.core.mock import MockResponse
 from open_agent_compiler.model.core.test_model import AgentTest
@@ -306,16 +307,19 @@ def key_parts(case: TestCase, *, resolved: ResolvedConfig, files: FileDigests, a
               "judge": judge if uses_judge(case.test) else None}
     found = {files.label(p): files(p) for p in discovered}
     turns = case.test.turns if isinstance(case.test, AgentTest) else ()  # (getattr of a missing field: ~10 µs)
-    found.update(evaluator_files([*case.test.evaluators, *(e for turn in turns for e in turn.evaluators)], files))
+    evaluated = evaluator_files([*case.test.evaluators, *(e for turn in turns for e in turn.evaluators)], files)
+    found.update(evaluated)
     found.update(declared_inputs(case.test.inputs, files))
     if case.kind == "tool":
         assert case.tool is not None
         found.update(declared_inputs(case.tool.inputs, files))
         entries, file_parts, real = tool_mock_parts(case.tool, case.mock_profile, resolved, files)
-        files_part = {**found, **file_parts}
+        # project code in the engine (a callable mock, an evaluator, a judge) may answer from a global the factory
+        # filled; a real handler forked from the zygote, started before the registry loaded, cannot
+        in_engine = bool(evaluated) or bool(common["judge"]) or (bool(file_parts) if not real else not zygote.running())
         return KeyParts(definition=definition, target=tool_digest(case.tool), mocks=digest(entries),
-                        files=files_part, hermetic=hermetic if real else None,
-                        factory=factory if files_part or common["judge"] else None, **common)
+                        files={**found, **file_parts}, hermetic=hermetic if real else None,
+                        factory=factory if in_engine else None, **common)
     agent = resolved.agent(case.slot or "")
     model = model_digest(agent.model_parameters) if agent.model_parameters else None
     target = artifact_digests.get(agent.compiled_name, "missing")
