@@ -115,9 +115,23 @@ class FileDigests:
 
 
 def discovered_path(root: Path, relative: str) -> str:
-    """A saved discovered dependency (relative to the root; a folder ends in "/") as an absolute path."""
-    full = str(root / relative)
+    """A saved discovered dependency (relative to the root; a folder ends in "/") as an absolute path: `root /
+    relative` as text, joined as text where that gives the same (a plain relative name; ~4 µs less a path, and a
+    test may have a hundred)."""
+    stripped = relative.rstrip("/")
+    if os.sep == "/" and plain_relative(stripped):
+        base = str(root)
+        full = (base if base == "/" else base + "/") + stripped
+    else:
+        full = str(root / relative)
     return full + "/" if relative.endswith("/") else full
+
+
+def plain_relative(name: str) -> bool:
+    """No leading "/", no empty, "." or ".." segment: what pathlib joins without normalising."""
+    return bool(name) and not name.startswith("/") and "//" not in name \
+        and not any(part in (".", "..") for part in name.split("/"))
+
 
 
 class KeyParts(SharedFieldsSet):

@@ -39,7 +39,7 @@ from open_agent_compiler.tasks.state_paths import check_state_paths
 from open_agent_compiler.usercode import project_imports, reads
 from open_agent_compiler.usercode.project_imports import CHANGED_MARK, LINK_MARK, STAT_MARK
 from open_agent_compiler.testing.discovery import TestCase
-from open_agent_compiler.keys.key import KeyParts, callable_specs, discovered_path
+from open_agent_compiler.keys.key import KeyParts, callable_specs, discovered_path, plain_relative
 from open_agent_compiler.testing.mocks import resolve_mock
 from open_agent_compiler.execution.prefetch import HandlerPrefetch
 from open_agent_compiler.history.log import TestOutcome, now_iso
@@ -356,7 +356,7 @@ class TestPlan:
         if not files:
             return []
         root = self.root
-        return [str(root / label) for label, found in files.items()
+        return [discovered_path(root, label) for label, found in files.items()
                 if found != "missing" and not label.startswith(("module ", "inputs ")) and not label.endswith("/")
                 and not label.startswith(("stat:", "link:")) and not found.startswith(("stat:", "link:", "changed "))]
 
@@ -584,7 +584,12 @@ def _mock_modules(plan: TestPlan, case: TestCase) -> set[str]:
 
 
 def _relative(path: str, root: Path) -> str:
-    """Relative to the root; a folder whose listing was read keeps its trailing "/"."""
+    """Relative to the root; a folder whose listing was read keeps its trailing "/". Sliced as text where that is
+    what `Path.relative_to` gives (a normalised path under the root: what the read tracker records)."""
+    base = str(root)
+    prefix = base if base.endswith("/") else base + "/"
+    if os.sep == "/" and path.startswith(prefix) and plain_relative(path[len(prefix):].rstrip("/")):
+        return path[len(prefix):]
     try:
         relative = Path(path).relative_to(root).as_posix()
     except ValueError:
@@ -610,7 +615,7 @@ def test_action(run_id: str, task: Any) -> None | TaskFailed:
     if plan.keys[test_id] != planned:  # keyed again over what it loaded: no file only the planned key covered
         task.file_dep = set(plan.file_dep(test_id))  # stays a dep (doit would run it again for a removed one)
     if imports:  # they are file_dep from now on (doit saves their state after we return; -n: sent back with us)
-        found = (str(plan.root / path) for path in imports if not path.endswith("/"))  # a folder: in the key only
+        found = (discovered_path(plan.root, path) for path in imports if not path.endswith("/"))  # a folder: key only
         task.file_dep = {*task.file_dep, *(path for path in found if os.path.isfile(path))}
     finished = now_iso() if ran is None else ran[2]
     parts = plan.keyer.view_of(test_id)  # (after `adopt_imports`: the parts of the key saved below)
