@@ -254,12 +254,9 @@ class PrefetchingRunner(StopWhenTold, MRunner):
                     if "exit" in result:
                         raise result["exit"](result["exception"])
                     node = task_dispatcher.nodes[result["name"]]
-                    if "reporter" in result:
-                        getattr(self.reporter, result["reporter"])(node.task)
-                        continue
-                    in_flight -= 1
-                    self._process_result(node, node.task, result)
-                    feed(node)
+                    if self._take(node, result):
+                        in_flight -= 1
+                        feed(node)
             if not exhausted:  # stopped early (a failure without --continue): release the workers
                 for _ in workers:
                     job_q.put(None)
@@ -290,22 +287,19 @@ class PrefetchingRunner(StopWhenTold, MRunner):
             job_q.put(None)  # each idle worker writes what it holds and ends
         reader = result_q._reader
         deadline = time.monotonic() + INTERRUPT_GRACE_S
-        while True:
-            waiting = any(worker.is_alive() for worker in workers)
-            left = deadline - time.monotonic() if waiting else 0.0
-            if not reader.poll(max(left, 0.0)):
-                if waiting and left > 0:
-                    continue  # (a wake without data: the time left decides)
-                return
-            with uninterrupted():
-                result = result_q.get()
-            if "exit" in result or result.get("name") not in task_dispatcher.nodes:
-                continue
-            node = task_dispatcher.nodes[result["name"]]
-            if "reporter" in result:
-                getattr(self.reporter, result["reporter"])(node.task)
-            elif node.run_status in (None, "run"):
-                self._process_result(node, node.task, result)
+        while reader.poll(max(deadline - time.monotonic(), 0.0) if any(w.is_alive() for w in workers) else 0.0):
+            result = result_q.get()  # (the run is stopping: a second signal is ignored, nothing to hold back)
+            node = task_dispatcher.nodes.get(result.get("name"))
+            if node is not None and "exit" not in result and ("reporter" in result or node.run_status in (None, "run")):
+                self._take(node, result)
+
+    def _take(self, node: Any, result: dict[str, Any]) -> bool:
+        """A worker's message about `node`: a reporter call, or its result recorded (True)."""
+        if "reporter" in result:
+            getattr(self.reporter, result["reporter"])(node.task)
+            return False
+        self._process_result(node, node.task, result)
+        return True
 
 
 class _Outbox:
