@@ -54,6 +54,54 @@ PATTERNS: dict[str, str] = {
     "mode": 'import os\n\n\ndef answer(payload):\n    return {{"v": oct(os.stat("data/{d}").st_mode & 0o111)}}\n',
     "factory_global": 'SETTING = None\n\n\ndef answer(payload):\n    return {{"v": SETTING}}\n',
 }
+# Shared readers (one module each, every test of the pattern calls it): `read(path)` returns the file's text, some
+# keeping it by path, each in another place. A test whose read another test's call made is keyed on it only if
+# the read is credited to the module (a read held for one test alone would leave the other green: a stale green).
+SET = "            operator.setitem({box}, path, f.read())\n"  # stores past the code scan (no store op, no such name)
+KEEP = "import operator\n\n\n"
+
+
+def _keeper(box: str, head: str = "", indent: str = "") -> str:
+    body = (f"def read(path):\n    if path not in {box}:\n        with open(path) as f:\n" + SET.format(box=box)
+            + f"    return {box}[path]\n")
+    return KEEP + head + "".join(indent + line if line else line for line in body.splitlines(True))
+
+
+# Each kept reader is caught by one rule of `usercode.private_reads` alone (the others see nothing to keep).
+READERS: dict[str, str] = {
+    "plain": 'from pathlib import Path\n\n\ndef read(path):\n    return Path(path).read_text()\n',  # held
+    "dict": _keeper("BOX", "BOX = {}\n\n\n"),  # a mutable global
+    "default": _keeper("box").replace("def read(path)", "def read(path, box={})"),  # a mutable default
+    "closure": (_keeper("box", "def _make():\n    box = {}\n\n", "    ") + "    return read\n\n\nread = _make()\n"),
+    "klass": _keeper("Box.data", "class Box:\n    data = {}\n\n\n"),  # a class of its own
+    "attr": _keeper("read.__dict__"),  # a function given an attribute: only the look after the test sees it
+    "scan": ('import os\n\n\ndef read(path):\n    key = "OAC_FUZZ_" + path.replace("/", "_").replace(".", "_")\n'
+             '    if key not in os.environ:\n        with open(path) as f:\n            os.environ[key] = f.read()\n'
+             '    return os.environ[key]\n'),  # a store into a library's object: the code scan
+    "lru": 'import functools\n\n\n@functools.lru_cache\ndef read(path):\n    with open(path) as f:\n        return f.read()\n',
+    "linecache": 'import linecache\n\n\ndef read(path):\n    return linecache.getline(path, 1)\n',  # a library reads
+    "elsewhere": ('import reader_store\n\n\ndef read(path):\n    if not reader_store.has(path):\n'
+                  '        with open(path) as f:\n            reader_store.put(path, f.read())\n'
+                  '    return reader_store.get(path)\n'),  # kept by a project module it refers to
+    "lazy": ('def read(path):\n    import reader_lazy_store\n    if not reader_lazy_store.has(path):\n'
+             '        with open(path) as f:\n            reader_lazy_store.put(path, f.read())\n'
+             '    return reader_lazy_store.get(path)\n'),  # ... it imported (an import edge)
+    "lazy_after": ('import sys\n\n\ndef read(path):\n    store = sys.modules.get("reader_late_store")\n'
+                   '    if store is not None and store.has(path):\n        return store.get(path)\n'
+                   '    with open(path) as f:\n        text = f.read()\n    import reader_late_store\n'
+                   '    reader_late_store.put(path, text)\n    return text\n'),  # ... imported after the read
+    "made": ('import builtins\n\n\n' + _keeper("box", "def _make():\n    box = {}\n\n", "    ")
+             + "    return read\n\n\nbuiltins.oac_fuzz_reader = _make()\n\n\n"
+             "def read(path):\n    return builtins.oac_fuzz_reader(path)\n"),  # a closure no global holds
+    "callback": ('import os\nimport sys\n\nsys.path.append(os.path.join(os.path.dirname(__file__), "site-packages"))\n'
+                 'import memo_lib\n\n\ndef _load(path):\n    with open(path) as f:\n        return f.read()\n\n\n'
+                 'def read(path):\n    return memo_lib.memo(_load, path)\n'),  # a library keeps what project code read
+}
+MEMO_LIB = 'CACHE = {}\n\n\ndef memo(load, key):\n    if key not in CACHE:\n        CACHE[key] = load(key)\n    return CACHE[key]\n'
+STORE = 'BOX = {}\n\n\ndef has(path):\n    return path in BOX\n\n\ndef put(path, text):\n    BOX[path] = text\n\n\ndef get(path):\n    return BOX[path]\n'
+for _reader in READERS:
+    PATTERNS[f"reader_{_reader}"] = (f"import reader_{_reader}\n\n\ndef answer(payload):\n"
+                                     f'    return {{{{"v": reader_{_reader}.read("data/{{d}}")}}}}\n')
 DATA = ["a.txt", "b.txt"]
 HELPERS = ["h0", "h1"]
 TREES = ["tree", "tree/sub"]
@@ -196,6 +244,12 @@ def build(root: Path, chosen: list[tuple[str, str, str, str, str]]) -> None:
     (root / "tree/sub/y.txt").write_text("y")
     for helper in HELPERS:
         (root / f"{helper}.py").write_text(f'V = "{helper}-1"\n')
+    for reader, source in READERS.items():
+        (root / f"reader_{reader}.py").write_text(source)
+    for store in ("reader_store", "reader_lazy_store", "reader_late_store"):
+        (root / f"{store}.py").write_text(STORE)
+    (root / "site-packages").mkdir()  # a library's place: not the project's code
+    (root / "site-packages" / "memo_lib.py").write_text(MEMO_LIB)
     (root / "settings.txt").write_text("s-1")
     (root / "pyproject.toml").write_text(PYPROJECT)
     imports, reads, tests = [], [], []
@@ -308,6 +362,10 @@ def check(chosen: list, edits: list) -> None:
 # factory read changed (a judged test with a fixed mock had no files part, so no factory part, and its key was kept)
 @example(chosen=[("factory_global", "judge", "a.txt", "h0", "tree"), ("read", "mock", "a.txt", "h0", "tree")],
          edits=[("content", 3)])
+# every shared reader read by two tests (the first run fills a kept reader, the second answers from it), then the
+# file both read changes: a read held for the first test alone leaves the second green (plain: each keeps its own)
+@example(chosen=[(f"reader_{reader}", "mock", "a.txt", "h0", "tree") for reader in READERS for _ in range(2)],
+         edits=[("content", 0)])
 def test_every_skipped_test_has_the_outcome_force_gives_it(chosen: list, edits: list) -> None:
     check(chosen, edits)
 

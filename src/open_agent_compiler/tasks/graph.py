@@ -548,7 +548,7 @@ def _run(plan: TestPlan, case: TestCase) -> tuple[TestOutcome, list[str]]:
     started = time.perf_counter()
     started_handler = plan.prefetch.take(case.test_id)
     plan.prefetch.top_up()  # the next tests' handlers start while this one runs
-    with project_imports.tracking() as loaded:
+    with project_imports.tracking(one_test=True) as loaded:
         try:
             outcome = run_case(case, plan.resolved, plan.settings, plan.compiled.artifact_paths.get(case.target_name, ()),
                                started_handler, artifacts=plan.compiled.artifacts(case.target_name))

@@ -21,7 +21,7 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
-from open_agent_compiler.usercode import reads
+from open_agent_compiler.usercode import private_reads, reads
 
 _VENDORED = ("site-packages", "dist-packages")
 LINK_MARK = "@"  # a discovered path ending so is a symbolic link read through (keyed on where it points)
@@ -41,6 +41,7 @@ _original_import = builtins.__import__
 _original_import_module = importlib.import_module
 _noted_files: list[set[str]] = []
 _verdicts: dict[str, bool] = {}
+private_reads.set_edges(_edges.get)  # a module's state judged with the project modules it imported
 
 
 def _is_project_file(path: str) -> bool:
@@ -223,7 +224,10 @@ class _Tracking:
     """`tracking()`'s block: the imports and the reads recorded, then the noted files, in that order (as nested
     blocks would), undone in reverse."""
 
-    __slots__ = ("names", "files", "imports", "reads", "read")
+    __slots__ = ("names", "files", "imports", "reads", "read", "one_test")
+
+    def __init__(self, one_test: bool = False) -> None:
+        self.one_test = one_test
 
     def __enter__(self) -> set[str]:
         self.names: set[str] = set()
@@ -233,7 +237,7 @@ class _Tracking:
             self.imports = _Recording(self.names)
             self.imports.__enter__()
             try:
-                self.reads = reads.recording()
+                self.reads = reads.recording(one_test=self.one_test)
                 self.read = self.reads.__enter__()
             except BaseException:
                 self.imports.__exit__(None, None, None)
@@ -256,10 +260,11 @@ class _Tracking:
             names.update(self.read)
 
 
-def tracking() -> AbstractContextManager[set[str]]:
+def tracking(one_test: bool = False) -> AbstractContextManager[set[str]]:
     """Module names imported during the block, `read:`/`dir:` entries for what it read (see `reads`), plus files
-    noted with `note_files` (e.g. by a handler child)."""
-    return _Tracking()
+    noted with `note_files` (e.g. by a handler child). `one_test`: the caller runs one test in the block, and
+    reads only that test can see are held for it alone (`reads.recording`, `private_reads`)."""
+    return _Tracking(one_test)
 
 
 def note_files(paths: Iterable[str]) -> None:

@@ -18,7 +18,8 @@ whether it exists, its kind and its permission bits).
 Attribution by code, not by clock: each read is also credited to the project module whose code made it (the first
 frame on the stack whose file is a project module), in `credited`, for the life of the process. A test's key
 covers what every module its run reaches read, whenever that happened (a cache filled by an earlier test, a global
-set at import): see `project_imports.files_of`.
+set at import): see `project_imports.files_of`. A read made while a test runs, through code that can keep nothing,
+is instead held for that test alone (`private_reads`; credited after all if a module turns out to keep it).
 
 Content as read: the first time a file is read in a process its size and mtime are noted (`seen_at_read`); a
 file whose signature differs when its test is recorded was changed while the test ran (`changed_since_read`).
@@ -33,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from open_agent_compiler.fsio import in_own_open
+from open_agent_compiler.usercode import private_reads
 
 READ = "read:"
 DIR = "dir:"
@@ -128,11 +130,26 @@ def _signature(path: str) -> tuple[int, int] | None:
     return found.st_size, found.st_mtime_ns
 
 
-def _add(entry: str, module: str | None) -> None:
+def _add(entry: str, module: str | None, held: frozenset[str] | None = None) -> None:
+    """Into every open block; credited to `module`, or only held for the running test (`held`: the modules
+    judged to keep nothing, see `private_reads`)."""
     for into in _active:
         into.add(entry)
-    if module is not None:
+    if module is None:
+        return
+    if held is not None:
+        private_reads.hold(entry, module, held)
+    else:
         credited.setdefault(module, set()).add(entry)
+
+
+def _attribution(depth: int, direct: bool = False) -> tuple[str | None, frozenset[str] | None]:
+    """(the module credited, the modules judged when the read is held for the running test alone)."""
+    try:
+        frame = sys._getframe(depth)
+    except ValueError:
+        return None, None
+    return private_reads.judge(frame, _is_code, _OWN_CODE, direct)
 
 
 def _hook(event: str, args: tuple) -> None:
@@ -187,13 +204,13 @@ def _note(prefix: str, path: object, from_hook: bool = True) -> None:
         return
     if prefix == READ and found is not None and os.path.isdir(found):
         return
-    module = crediting_module(3)
+    module, held = _attribution(3)
     if linked:
-        _add(LINK + given, module)
+        _add(LINK + given, module, held)
     if found is not None:
         if prefix == READ and found not in seen_at_read:
             seen_at_read[found] = _signature(found)
-        _add(prefix + found, module)
+        _add(prefix + found, module, held)
 
 
 def _inside(given: str) -> bool:
@@ -208,9 +225,9 @@ def note_stat(path: object) -> None:
     given = _absolute(path)
     if given is None or not _inside(given) or any(part in _VENDORED for part in given[len(_root or ""):].split(os.sep)):
         return
-    module = crediting_module(3, direct=True)
+    module, held = _attribution(3, direct=True)
     if module is not None:  # oac's own checks (no project frame) are not user code's
-        _add(STAT + given, module)
+        _add(STAT + given, module, held)
 
 
 def stat_digest_input(path: str) -> str:
@@ -314,9 +331,30 @@ class _Recording:
                 break
 
 
-def recording() -> AbstractContextManager[set[str]]:
-    """`read:` / `dir:` entries for what the code in the block (any thread of this process) reads."""
-    return _Recording()
+class _TestRecording(_Recording):
+    """A test's block: reads that only the running test can see are held for it, not credited (`private_reads`);
+    at its end, a module judged to keep nothing that changed gets its held reads credited after all."""
+
+    __slots__ = ()
+
+    def __enter__(self) -> set[str]:
+        into = super().__enter__()
+        private_reads.begin()
+        return into
+
+    def __exit__(self, *_: object) -> None:
+        try:
+            for entry, modules in private_reads.end():
+                for module in modules:
+                    credited.setdefault(module, set()).add(entry)
+        finally:
+            super().__exit__()
+
+
+def recording(one_test: bool = False) -> AbstractContextManager[set[str]]:
+    """`read:` / `dir:` entries for what the code in the block (any thread of this process) reads. `one_test`:
+    the block runs one test, whose own reads may be held for it alone (`private_reads`)."""
+    return _TestRecording() if one_test else _Recording()
 
 
 def listing_digest_input(path: str) -> bytes:
