@@ -14,8 +14,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from open_agent_compiler.history.log import TestOutcome
-from open_agent_compiler.testing.invokers.cassette import (Tape, Upstream, at, first_difference, legacy_rel,
-                                                           normalized, read_cassette, upstream_from)
+from open_agent_compiler.testing.invokers.cassette import (Location, Tape, Upstream, at, first_difference,
+                                                           legacy_rel, normalized, read_cassette, upstream_from)
 from open_agent_compiler.testing.invokers.harness import HarnessInvoker
 from open_agent_compiler.testing.invokers.harness.base import HarnessBinary
 from open_agent_compiler.testing.invokers.model_server import ScriptedModelServer
@@ -501,3 +501,27 @@ def test_once_replays_an_existing_cassette_and_new_episodes_adds_what_does_not_m
             episodes.save()
         assert len(fake.bodies) == 2
     assert [e.api for e in read_cassette(cassette)[1]] == ["chat", "messages"]
+
+
+volatile_text = st.sampled_from(["/tmp/scratch-1", "http://127.0.0.1:4000", "2026-12-04", "12:30:01",
+                                 "0f8fad5b-d9cb-469f-a165-70867728950e", "session_id=abc", "plain"])
+noisy_values = st.recursive(st.lists(volatile_text | text_leaf, min_size=1, max_size=3).map(" ".join),
+                            lambda inner: st.lists(inner, max_size=3)
+                            | st.dictionaries(st.sampled_from(["system", "tools", "content", "metadata"]), inner,
+                                              max_size=3), max_leaves=10)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(noisy_values, min_size=1, max_size=4), st.sampled_from(["/tmp/scratch-1", "/tmp/scratch-2"]))
+def test_a_replay_normalises_each_request_as_it_would_alone(requests: list[Any], scratch: str) -> None:
+    """Oracle: the tape's per-test memo of normalised strings never changes what a request normalises to, over a
+    series of requests sharing strings, and a new volatile set (another scratch folder) starts a new memo."""
+    tape = Tape(Location(root=Path("/nowhere"), rel="c.jsonl", found=None), "t", "none", None)
+    tape.replaying = True  # an empty cassette: every request is a mismatch, after it was normalised
+    for volatile in ((("/tmp/scratch-1", "<scratch>"),), ((scratch, "<scratch>"),)):
+        tape.volatile = volatile
+        for request in requests:
+            with pytest.raises(InvokerError):  # nothing recorded: the mismatch names the normalised request
+                tape.answer(1, "messages", "/v1/messages", {}, json.dumps({"system": request}).encode())
+            assert tape._memo[0] == volatile
+            assert all(normalized(text, volatile) == done for text, done in tape._memo[1].items())

@@ -160,27 +160,38 @@ def cassette_names(root: Path, cases: Any) -> tuple[str, list[str]]:
 
 
 # matching ------------------------------------------------------------------------------------------------------
-def normalized(value: Any, volatile: tuple[str, ...] = ()) -> Any:
+def normalized(value: Any, volatile: tuple[tuple[str, str], ...] = (), memo: dict[str, str] | None = None) -> Any:
     """`value` with what varies run to run replaced: the given volatile strings (scratch folder, server URL),
-    UUIDs, dates and times, per-request stamps; keys that only identify the session dropped; tools sorted by name."""
+    UUIDs, dates and times, per-request stamps; keys that only identify the session dropped; tools sorted by name.
+    `memo`: strings already normalized with the same `volatile` (a harness resends its system prompt and tool
+    descriptions with every request)."""
     if isinstance(value, dict):
-        out = {key: normalized(item, volatile) for key, item in value.items() if key not in DROPPED_KEYS}
+        out = {key: normalized(item, volatile, memo) for key, item in value.items() if key not in DROPPED_KEYS}
         if isinstance(out.get("tools"), list):
             out["tools"] = sorted(out["tools"], key=lambda tool: json.dumps(tool, sort_keys=True))
         return out
     if isinstance(value, list):
-        return [normalized(item, volatile) for item in value]
+        return [normalized(item, volatile, memo) for item in value]
     if isinstance(value, str):
-        for text, label in volatile:
-            if text:
-                value = value.replace(text, label)
-        value = _UUID.sub("<uuid>", value)
-        value = _WEEKDAY_DATE.sub("<date>", value)
-        value = _DATE.sub("<date>", value)
-        value = _TIME.sub("<time>", value)
-        value = _DURATION.sub("<duration>", _CHUNK.sub("Chunk ID: <id>", value))
-        return _STAMPS.sub(lambda m: f"{m.group(1)}=<stamp>", value)
+        if memo is None:
+            return _normalized_text(value, volatile)
+        found = memo.get(value)
+        if found is None:
+            found = memo[value] = _normalized_text(value, volatile)
+        return found
     return value
+
+
+def _normalized_text(value: str, volatile: tuple[tuple[str, str], ...]) -> str:
+    for text, label in volatile:
+        if text:
+            value = value.replace(text, label)
+    value = _UUID.sub("<uuid>", value)
+    value = _WEEKDAY_DATE.sub("<date>", value)
+    value = _DATE.sub("<date>", value)
+    value = _TIME.sub("<time>", value)
+    value = _DURATION.sub("<duration>", _CHUNK.sub("Chunk ID: <id>", value))
+    return _STAMPS.sub(lambda m: f"{m.group(1)}=<stamp>", value)
 
 
 def first_difference(recorded: Any, got: Any, where: str = "") -> str | None:
@@ -289,6 +300,7 @@ class Tape:
         self.used: set[int] = set()
         self.played: list[Exchange] = []  # what this run answered with, in order: the cassette written at the end
         self.volatile: tuple[tuple[str, str], ...] = ()
+        self._memo: tuple[tuple[tuple[str, str], ...], dict[str, str]] = ((), {})  # strings normalized, per volatile
 
     def secrets(self) -> list[str]:
         return [key for key in ((self.upstream.api_key if self.upstream else None),) if key]
@@ -305,7 +317,10 @@ class Tape:
             body = json.loads(raw or b"{}")
         except ValueError:
             body = {"raw": raw.decode("utf-8", "replace")}
-        request = normalized(json.loads(self._scrub(json.dumps(body))), self.volatile)
+        scrubbed = json.loads(self._scrub(json.dumps(body))) if self.secrets() else body  # (no key: nothing to scrub)
+        if self._memo[0] != self.volatile:
+            self._memo = (self.volatile, {})
+        request = normalized(scrubbed, self.volatile, self._memo[1])
         if self.replaying:
             candidates = [i for i, e in enumerate(self.recorded) if i not in self.used and e.turn == turn]
             for index in candidates:
