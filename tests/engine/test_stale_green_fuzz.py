@@ -93,6 +93,11 @@ READERS: dict[str, str] = {
     "made": ('import builtins\n\n\n' + _keeper("box", "def _make():\n    box = {}\n\n", "    ")
              + "    return read\n\n\nbuiltins.oac_fuzz_reader = _make()\n\n\n"
              "def read(path):\n    return builtins.oac_fuzz_reader(path)\n"),  # a closure no global holds
+    "generator": ('import builtins\n\n\ndef _serve():\n    box, path = {}, (yield)\n    while True:\n'
+                  '        if path not in box:\n            with open(path) as f:\n'
+                  '                box = {**box, path: f.read()}\n        path = (yield box[path])\n\n\n'
+                  'builtins.oac_fuzz_server = _serve()\nnext(builtins.oac_fuzz_server)\n\n\n'
+                  'def read(path):\n    return builtins.oac_fuzz_server.send(path)\n'),  # a generator's frame keeps it
     "callback": ('import os\nimport sys\n\nsys.path.append(os.path.join(os.path.dirname(__file__), "site-packages"))\n'
                  'import memo_lib\n\n\ndef _load(path):\n    with open(path) as f:\n        return f.read()\n\n\n'
                  'def read(path):\n    return memo_lib.memo(_load, path)\n'),  # a library keeps what project code read

@@ -164,6 +164,8 @@ MUTANTS: list[Mutant] = [
       '', "a closure or method on the stack (state no global holds) judged by its module only"),
     M("K40", "keys", "usercode/private_reads.py", '        elif kind == "" and callee_is_project:  # a library calling project code: a decorator, a callback, a thread\n            return module, None',
       '        elif kind == "" and callee_is_project:\n            pass', "a library calling project code (a memoizer, a thread) not in the way of a held read"),
+    M("K42", "keys", "usercode/private_reads.py", '        and not code.co_flags & _SUSPENDABLE',
+      '        and True', "a generator's frame on the stack (it keeps its locals between tests) judged plain"),
     M("K41", "keys", "usercode/reads.py", "    if held is not None:\n        private_reads.hold(entry, module, held)",
       "    if False:\n        private_reads.hold(entry, module, held)",
       "no read held: one helper reading a fixture per call keys every test reaching it on every fixture"),

@@ -6,7 +6,8 @@ instead held for that test only when nothing on the way can keep it:
 - between the read and the first project frame stand only file-reading parts of the standard library (`open`,
   `pathlib`, `os`, `glob`, ...: no cache of content by path);
 - every project frame on the stack runs a plain module-level function of its module (found under its own name
-  there), called by project code or by oac, never by a library (a caching decorator, a callback, a thread);
+  there; no generator or coroutine, whose frame lives on), called by project code or by oac, never by a library
+  (a caching decorator, a callback, a thread);
 - each of those modules — and every project module it refers to or imported — holds nothing: its globals are
   modules, functions, imported classes and immutable values; no class of its own, no mutable default or closure,
   and no function of it stores into a global, an attribute or an item, or calls a mutating method by name.
@@ -20,6 +21,7 @@ would key every test reaching it on every fixture any test read; held reads key 
 
 import __future__
 import dis
+import inspect
 import re
 import sys
 import types
@@ -148,12 +150,16 @@ def _reads_files_only(frame: types.FrameType) -> bool:
     return isinstance(name, str) and (name in _IO_MODULES or name.startswith("encodings."))
 
 
+_SUSPENDABLE = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR | inspect.CO_ITERABLE_COROUTINE
+
+
 def _plain_function(frame: types.FrameType, module: str) -> bool:
     """The frame runs a function found under its own name among its module's globals (not a method, a lambda,
-    a closure made at call time or a wrapper)."""
+    a closure made at call time or a wrapper), and not a generator or coroutine (whose frame outlives the call)."""
     code = frame.f_code
     found = frame.f_globals.get(code.co_name)
-    return isinstance(found, types.FunctionType) and found.__code__ is code and found.__module__ == module
+    return isinstance(found, types.FunctionType) and found.__code__ is code and found.__module__ == module \
+        and not code.co_flags & _SUSPENDABLE
 
 
 def _judge_module(name: str, judged: set[str]) -> bool:
