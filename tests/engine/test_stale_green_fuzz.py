@@ -57,8 +57,8 @@ PATTERNS: dict[str, str] = {
 # Shared readers (one module each, every test of the pattern calls it): `read(path)` returns the file's text, some
 # keeping it by path, each in another place. A test whose read another test's call made is keyed on it only if
 # the read is credited to the module (a read held for one test alone would leave the other green: a stale green).
-SET = "            operator.setitem({box}, path, f.read())\n"  # stores past the code scan (no store op, no such name)
-KEEP = "import operator\n\n\n"
+SET = "            dict.__init__({box}, {{path: f.read()}})\n"  # stores past the code scan (merges in place: no
+KEEP = ""  # store op, no in-place operator, no mutating name)
 
 
 def _keeper(box: str, head: str = "", indent: str = "") -> str:
@@ -98,6 +98,15 @@ READERS: dict[str, str] = {
                   '                box = {**box, path: f.read()}\n        path = (yield box[path])\n\n\n'
                   'builtins.oac_fuzz_server = _serve()\nnext(builtins.oac_fuzz_server)\n\n\n'
                   'def read(path):\n    return builtins.oac_fuzz_server.send(path)\n'),  # a generator's frame keeps it
+    "partial": ('import builtins\nimport functools\nimport operator\n\n\n'
+                + _keeper("box").replace("def read(path)", "def _load(box, path)").replace(
+                    "dict.__init__(box, {path: f.read()})", "operator.setitem(box, path, f.read())")
+                + '\n\nbuiltins.oac_fuzz_partial = functools.partial(_load, {})\n\n\n'
+                'def read(path):\n    return builtins.oac_fuzz_partial(path)\n'),  # an argument it stores into (setitem)
+    "in_place": ('import builtins\nimport functools\n\n\ndef _load(box, path):\n    if path not in box:\n'
+                 '        with open(path) as f:\n            box |= {path: f.read()}\n    return box[path]\n\n\n'
+                 'builtins.oac_fuzz_in_place = functools.partial(_load, {})\n\n\n'
+                 'def read(path):\n    return builtins.oac_fuzz_in_place(path)\n'),  # ... or updates in place (|=)
     "callback": ('import os\nimport sys\n\nsys.path.append(os.path.join(os.path.dirname(__file__), "site-packages"))\n'
                  'import memo_lib\n\n\ndef _load(path):\n    with open(path) as f:\n        return f.read()\n\n\n'
                  'def read(path):\n    return memo_lib.memo(_load, path)\n'),  # a library keeps what project code read

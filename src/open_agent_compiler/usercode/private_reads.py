@@ -46,7 +46,11 @@ _MUTATING_NAMES = frozenset({
     "setattr", "delattr", "globals", "vars", "exec", "eval", "__setitem__", "__delitem__", "__setattr__",
     "append", "extend", "insert", "update", "setdefault", "pop", "popitem", "clear", "remove", "discard", "add",
     "environ", "putenv", "unsetenv", "chdir", "seed", "register", "cache", "lru_cache", "cached_property",
+    "setitem", "delitem", "iadd", "iand", "iconcat", "ifloordiv", "ilshift", "imatmul", "imod", "imul", "ior",
+    "ipow", "irshift", "isub", "itruediv", "ixor", "__iadd__", "__iand__", "__ior__", "__isub__", "__ixor__",
 })
+_BINARY_OP = dis.opmap["BINARY_OP"]
+_IN_PLACE = frozenset(i for i, (name, _) in enumerate(dis._nb_ops) if name.startswith("NB_INPLACE"))  # `x |= y`
 
 _depth = 0  # private blocks open (a test's run)
 _fingerprints: dict[str, tuple[Any, ...] | None] = {}  # this block: module → its state's shape when judged (None: holds)
@@ -255,19 +259,21 @@ def _immutable(values: tuple[Any, ...] | frozenset[Any]) -> bool:
 
 
 def _code_ok(code: types.CodeType, closure: bool) -> bool:
-    """No store into a global, an attribute, an item (or, in a closure, a free variable), and no mutating name."""
+    """No store into a global, an attribute, an item (or, in a closure, a free variable), no in-place operator (a
+    dict's `|=` changes it where it lives), and no mutating name."""
     known = _code_verdicts.get(code)
     if known is None:
         known = not _MUTATING_NAMES.intersection(code.co_names) \
-            and not any(op in _STORES or (closure and op in _CELL_STORES) for op in _opcodes(code)) \
+            and not any(op in _STORES or (closure and op in _CELL_STORES) or (op == _BINARY_OP and arg in _IN_PLACE)
+                        for op, arg in _instructions(code)) \
             and all(_code_ok(const, closure) for const in code.co_consts if isinstance(const, types.CodeType))
         _code_verdicts[code] = known
     return known
 
 
-def _opcodes(code: types.CodeType) -> list[int]:
+def _instructions(code: types.CodeType) -> list[tuple[int, int]]:
     raw = code.co_code
-    return [raw[i] for i in range(0, len(raw), 2)]
+    return [(raw[i], raw[i + 1]) for i in range(0, len(raw), 2)]
 
 
 def _is_project_module(module: types.ModuleType) -> bool:
