@@ -17,6 +17,7 @@ Differences from doit's own sqlite backend, each for a measured failure of it:
   more committed.
 """
 
+import contextlib
 import json
 import os
 import sqlite3
@@ -31,7 +32,7 @@ from open_agent_compiler.errors import OacError
 from open_agent_compiler.tasks.shared_session import (OUTBOX_ADDED, OUTBOX_COLUMNS, OUTBOX_DDL, SharedSession,
                                                      outbox_rows, session_for)
 from open_agent_compiler.tasks.shared_store import Outcome
-from open_agent_compiler.tasks.state_paths import state_error
+from open_agent_compiler.tasks.state_paths import StateError, state_error
 
 FAILED = "_failed_"
 BUSY_TIMEOUT_MS = 60_000
@@ -165,6 +166,22 @@ class OacStateDB:
 
     @staticmethod
     def _open(name: str) -> sqlite3.Connection:
+        """Opened, in WAL mode and with its tables, one process at a time: switching a new file to WAL needs the
+        file to itself, and SQLite answers "database is locked" at once (no busy wait) to a second process then
+        (two pytest-xdist workers starting together)."""
+        path = Path(name)
+        lock = contextlib.ExitStack()
+        try:
+            lock.enter_context(fsio.exclusive_lock(path.parent, path.name + ".open-lock"))
+        except fsio.UnsafePathError:
+            raise
+        except OacError as exc:  # (a read-only .oac): the database is the culprit the user knows
+            raise StateError(f"cannot open the state database {name}: {str(exc).rpartition(': ')[2]}") from None
+        with lock:
+            return OacStateDB._open_unlocked(name)
+
+    @staticmethod
+    def _open_unlocked(name: str) -> sqlite3.Connection:
         conn = sqlite3.connect(name, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False)
         conn.execute(f"pragma busy_timeout={BUSY_TIMEOUT_MS}")
         conn.execute("pragma journal_mode=wal")
