@@ -101,10 +101,6 @@ def _judge_module_set(names: "frozenset[str] | set[str]") -> bool:
     return all(_judge_module(name, judged) for name in names)
 
 
-def active() -> bool:
-    return _depth > 0
-
-
 def hold(entry: str, module: str, judged: frozenset[str]) -> None:
     _held.append((entry, module, judged))
 
