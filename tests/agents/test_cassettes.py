@@ -26,6 +26,7 @@ from open_agent_compiler.testing.mocks import MockSession
 
 from agent_project import OAC, REPO, harness_or_skip, summary
 from fake_upstream import COOKIE, FakeUpstream
+from open_agent_compiler.execution.leftovers import PREFIX, sibling_pattern
 
 PLANTED = "sk-oac-PLANTED-4f1d9e0c7b"
 BESIDE = "cassettes/agents/primary/quiet-alert-quiet.jsonl"  # the monitoring example's test, defined in agents.py
@@ -128,6 +129,71 @@ def test_the_proxy_passes_on_no_credential_nor_cookie_either_way(tmp_path: Path)
     assert "set-cookie" not in {name.lower() for name in headers} and COOKIE.encode() not in answer
     stored = cassette.read_text()
     assert COOKIE not in stored and "SECRET" not in stored and PLANTED not in stored
+
+
+def _after_a_check(folder: str, api: str) -> dict[str, Any]:
+    """A request after the health check's output, from a harness working in `folder` (streamed)."""
+    if api == "messages":
+        return {"model": "m", "stream": True, "tools": [{"name": "Bash"}], "system": f"Working in {folder}",
+                "messages": [{"role": "user", "content": "check api"},
+                             {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "Bash",
+                                                                "input": {"command": "x"}}]},
+                             {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1",
+                                                           "content": "status ok"}]}]}
+    return {"model": "m", "stream": True, "tools": [{"type": "function", "function": {"name": "bash"}}],
+            "messages": [{"role": "system", "content": f"Working in {folder}"}, {"role": "user", "content": "check api"},
+                         {"role": "assistant", "tool_calls": [{"id": "t1", "type": "function",
+                                                               "function": {"name": "bash", "arguments": "{}"}}]},
+                         {"role": "tool", "tool_call_id": "t1", "content": "status ok"}]}
+
+
+@pytest.mark.parametrize("api,path", [("messages", "/v1/messages"), ("chat", "/v1/chat/completions")])
+def test_an_answer_naming_the_scratch_folder_replays_with_the_new_one(api: str, path: str, tmp_path: Path) -> None:
+    """A model names files by their absolute path: the cassette stores the recording run's scratch folder (and
+    the key the upstream echoed) as labels even where the stream cut them, and a replay in another folder
+    answers with that folder, so the harness's next request, echoing it, matches."""
+    cassette = tmp_path / "c.jsonl"
+    first, second = "/tmp/oac-invoke-rec0rd/project", "/tmp/oac-invoke-r3play/project"
+    with FakeUpstream(leaky=True, split=3, names_folder=True) as fake:
+        tape = tape_at(cassette, "t", "all", Upstream(base_url=fake.base_url, api_key=PLANTED))
+        tape.volatile = ((first.removesuffix("/project"), "<scratch>"),)
+        with server_with(tape) as server:
+            server.begin_turn(1, "check api")
+            status, recorded = post(server, path, _after_a_check(first, api))
+            tape.save()
+    assert status == 200
+    stored = cassette.read_text()
+    assert "/tmp/oac-invoke" not in stored and PLANTED not in stored
+    assert json.loads(stored.splitlines()[0])["cassette"] == 2
+    joined = _assembled(api, recorded.decode())  # the recording harness got its own folder back
+    assert "all quiet (checked from /tmp/oac-invoke-rec0rd/project) (sent with " in joined, joined
+    assert joined.endswith("<redacted>)") and PLANTED not in recorded.decode()
+
+    replay = tape_at(cassette, "t", "none", None)
+    replay.volatile = ((second.removesuffix("/project"), "<scratch>"),)
+    with server_with(replay) as server:
+        server.begin_turn(1, "check api")
+        status, replayed = post(server, path, _after_a_check(second, api))
+        assert status == 200 and not server.errors
+    assert _assembled(api, replayed.decode()) == joined.replace(first, second)
+
+
+def test_another_runs_scratch_folder_in_a_request_is_normalised_like_this_runs() -> None:
+    """An answer recorded before labels (a version-1 cassette) names the recording run's folder, which the
+    harness echoes: any oac scratch folder beside this run's is `<scratch>`, nothing else is."""
+    root = Path("/tmp") / (PREFIX + "n0w_1")
+    volatile = ((str(root), "<scratch>"), (sibling_pattern(root), "<scratch>"))
+    request = {"text": f"ran in /tmp/{PREFIX}0ld9x/project, now {root}/project; /tmp/other-dir and /var/{PREFIX}abc"}
+    assert normalized(request, volatile) == {
+        "text": f"ran in <scratch>/project, now <scratch>/project; /tmp/other-dir and /var/{PREFIX}abc"}
+
+
+def _assembled(api: str, stream: str) -> str:
+    """The text a harness assembles from a streamed answer."""
+    events = [json.loads(line[5:]) for line in stream.split("\n") if line.startswith("data:") and "{" in line]
+    if api == "messages":
+        return "".join(e["delta"].get("text", "") for e in events if e.get("type") == "content_block_delta")
+    return "".join((e["choices"][0]["delta"].get("content") or "") for e in events if e.get("choices"))
 
 
 def test_a_changed_request_fails_naming_the_first_difference(tmp_path: Path) -> None:
@@ -315,7 +381,8 @@ def test_record_then_replay_through_the_real_harness(harness: str, tmp_path: Pat
     shutil.copytree(REPO / "examples" / "monitoring", root, ignore=shutil.ignore_patterns(".oac", "__pycache__"))
     (root / "agents_scripts.py").unlink()  # no script: the model is the upstream's, then the cassette's
     run = ("--invoker", harness, "--dialect", harness)
-    with FakeUpstream(leaky=True) as fake:  # sets a cookie, echoes the credentials it gets in its answers
+    # sets a cookie, echoes the credentials it gets in its answers, streams in pieces, names the working folder
+    with FakeUpstream(leaky=True, split=5, names_folder=True) as fake:
         recording = _oac(root, *run, "--record", "all", "-v",
                          env={"OAC_RECORD_BASE_URL": fake.base_url, "OAC_RECORD_API_KEY": PLANTED})
         assert "passed=1" in summary(recording.stdout), recording.stdout + recording.stderr
@@ -326,6 +393,8 @@ def test_record_then_replay_through_the_real_harness(harness: str, tmp_path: Pat
     assert not (root / legacy_rel("quiet-alert-quiet")).exists()
     _, exchanges = read_cassette(cassette)
     assert {e.turn for e in exchanges} == {1, 2, 3}
+    # the answers named the recording run's scratch folder, stored as a label: the replay runs in another one
+    assert any("<scratch>" in e.response for e in exchanges) and "/" + PREFIX not in cassette.read_text()
 
     replay = _oac(root, *run, "-v", prefix=_loopback_only())  # upstream stopped, and no route off 127.0.0.1
     assert "passed=1" in summary(replay.stdout), replay.stdout + replay.stderr
@@ -352,7 +421,7 @@ def test_record_then_replay_through_the_real_harness(harness: str, tmp_path: Pat
     assert "failed=1" in summary(failed.stdout), failed.stdout
     assert "turn 1: " in failed.stdout and "request differs from the recorded one" in failed.stdout
     assert "exactly" in failed.stdout and BESIDE in failed.stdout, failed.stdout
-    with FakeUpstream(leaky=True) as fake:
+    with FakeUpstream(leaky=True, split=5, names_folder=True) as fake:
         fixed = _oac(root, *run, "--record", "all", "-k", "quiet-alert-quiet",
                      env={"OAC_RECORD_BASE_URL": fake.base_url, "OAC_RECORD_API_KEY": PLANTED})
     assert "passed=1" in summary(fixed.stdout), fixed.stdout + fixed.stderr

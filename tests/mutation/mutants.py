@@ -52,6 +52,7 @@ TESTS: dict[str, list[str]] = {
     "evaluators": ["tests/testing", "tests/engine/test_junit_counts.py", "tests/hardening/test_output_and_results.py",
                    "tests/compat/test_evaluator_behaviour.py", "tests/compat/test_evaluator_results.py"],
     "shared": ["tests/shared_state"],
+    "cassettes": ["tests/agents/test_stream_text.py", "tests/agents/test_cassettes.py"],
     "history": ["tests/report/test_merge_report_truth.py", "tests/report/test_history_index.py",
                 "tests/engine/test_state_truth_local.py"],
 }
@@ -374,6 +375,14 @@ MUTANTS: list[Mutant] = [
       "the status strip showing the oldest runs"),
     M("H04", "history", "history/index.py", 'whole = tail.rfind(b"\\n") + 1', "whole = len(tail)",
       "the index covering a half-written last line"),
+    M("C01", "cassettes", "testing/invokers/stream_text.py", "                if start < cut < end:",
+      "                if False:", "a key or the scratch folder cut by a stream's deltas left as it was sent"),
+    M("C02", "cassettes", "testing/invokers/cassette.py",
+      "answer = self._unlabelled(exchange.response) if self.labelled else exchange.response",
+      "answer = exchange.response", "a replay answering with the labels, not this run's scratch folder"),
+    M("C03", "cassettes", "testing/invokers/cassette.py",
+      "[(text, label) for text, label in self.volatile if isinstance(text, str) and text and plain(text)]", "[]",
+      "answers stored with the recording run's scratch folder (a replay elsewhere gets a folder that is gone)"),
 ]
 
 

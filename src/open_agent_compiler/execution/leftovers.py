@@ -13,6 +13,7 @@ import atexit
 import contextlib
 import json
 import os
+import re
 import shutil
 import signal
 import tempfile
@@ -51,6 +52,11 @@ def _alive(pid: int, started: str | None) -> bool:
         return True
     now = _start_time(pid)
     return now is not None and now == started
+
+
+def sibling_pattern(root: Path) -> re.Pattern[str]:
+    """Any scratch folder made beside `root` (another run's): the same temporary folder, prefix and name alphabet."""
+    return re.compile(re.escape(str(root.parent / PREFIX)) + r"[a-z0-9_]+")
 
 
 def make_scratch(project_root: Path) -> tuple[Path, str | None]:

@@ -27,8 +27,10 @@ from pydantic import BaseModel, ConfigDict
 from open_agent_compiler import fsio
 from open_agent_compiler.errors import OacError
 from open_agent_compiler.testing.invokers.protocol import InvokerError
+from open_agent_compiler.testing.invokers.stream_text import plain, replaced
 
 MODES = ("none", "once", "new_episodes", "all")
+VERSION = 2  # 2: answers hold labels (`<scratch>`, ...) where the recording run's volatile strings were
 FOLDER = "cassettes"
 SUFFIX = ".jsonl"
 UPSTREAM_ENV = ("OAC_RECORD_BASE_URL", "OAC_RECORD_API_KEY", "OAC_RECORD_MODEL")
@@ -160,8 +162,11 @@ def cassette_names(root: Path, cases: Any) -> tuple[str, list[str]]:
 
 
 # matching ------------------------------------------------------------------------------------------------------
-def normalized(value: Any, volatile: tuple[tuple[str, str], ...] = (), memo: dict[str, str] | None = None) -> Any:
-    """`value` with what varies run to run replaced: the given volatile strings (scratch folder, server URL),
+Volatile = tuple[tuple[str | re.Pattern[str], str], ...]  # (a string or pattern that varies run to run, its label)
+
+
+def normalized(value: Any, volatile: Volatile = (), memo: dict[str, str] | None = None) -> Any:
+    """`value` with what varies run to run replaced: the given volatile strings and patterns (scratch folder, server URL),
     UUIDs, dates and times, per-request stamps; keys that only identify the session dropped; tools sorted by name.
     `memo`: strings already normalized with the same `volatile` (a harness resends its system prompt and tool
     descriptions with every request)."""
@@ -182,10 +187,12 @@ def normalized(value: Any, volatile: tuple[tuple[str, str], ...] = (), memo: dic
     return value
 
 
-def _normalized_text(value: str, volatile: tuple[tuple[str, str], ...]) -> str:
+def _normalized_text(value: str, volatile: Volatile) -> str:
     for text, label in volatile:
-        if text:
-            value = value.replace(text, label)
+        if isinstance(text, str):
+            value = value.replace(text, label) if text else value
+        else:
+            value = text.sub(label, value)
     value = _UUID.sub("<uuid>", value)
     value = _WEEKDAY_DATE.sub("<date>", value)
     value = _DATE.sub("<date>", value)
@@ -258,7 +265,7 @@ def read_cassette(path: Path) -> tuple[dict[str, Any], list[Exchange]]:
 
 def write_cassette(root: Path, rel: str, test_name: str, model: str | None, exchanges: list[Exchange]) -> None:
     """Whole or not at all, inside the project root and never through a symbolic link (`fsio`)."""
-    header = {"cassette": 1, "test": test_name, "model": model,
+    header = {"cassette": VERSION, "test": test_name, "model": model,
               "recorded": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     lines = [json.dumps(header, ensure_ascii=False)]
     lines += [json.dumps(exchange.model_dump(), ensure_ascii=False, sort_keys=False) for exchange in exchanges]
@@ -277,6 +284,7 @@ class Tape:
     recording, the upstream's answers (forwarded with the upstream key, stored without it)."""
 
     def __init__(self, where: Location, test_name: str, mode: str, upstream: Upstream | None) -> None:
+        self.labelled = False  # the cassette read has labels in its answers (version 2); older ones are as sent
         self.where = where
         self.test_name = test_name
         self.mode = mode
@@ -287,6 +295,7 @@ class Tape:
         if mode != "all" and exists:
             header, self.recorded = read_cassette(where.root / where.shown)
             self.model = self.model or header.get("model")
+            self.labelled = isinstance(header.get("cassette"), int) and header["cassette"] >= 2
         self.replaying = mode in ("none", "once") and exists or mode == "new_episodes"
         self.recording = mode == "all" or mode == "new_episodes" or (mode == "once" and not exists)
         if self.recording and upstream is None:
@@ -299,8 +308,8 @@ class Tape:
                 raise InvokerError(str(exc)) from None
         self.used: set[int] = set()
         self.played: list[Exchange] = []  # what this run answered with, in order: the cassette written at the end
-        self.volatile: tuple[tuple[str, str], ...] = ()
-        self._memo: tuple[tuple[tuple[str, str], ...], dict[str, str]] = ((), {})  # strings normalized, per volatile
+        self.volatile: Volatile = ()
+        self._memo: tuple[Volatile, dict[str, str]] = ((), {})  # strings normalized, per volatile
 
     def secrets(self) -> list[str]:
         return [key for key in ((self.upstream.api_key if self.upstream else None),) if key]
@@ -328,17 +337,31 @@ class Tape:
                     self.used.add(index)
                     exchange = self.recorded[index]
                     self.played.append(exchange)
-                    return exchange.status, exchange.content_type, exchange.response.encode("utf-8")
+                    answer = self._unlabelled(exchange.response) if self.labelled else exchange.response
+                    return exchange.status, exchange.content_type, answer.encode("utf-8")
             if not self.recording:
                 raise InvokerError(self._mismatch(turn, api, path, request, candidates))
         status, content_type, response = self._forward(path, headers, body)
         if not self.model and isinstance(body, dict) and isinstance(body.get("model"), str):
             self.model = body["model"]  # no upstream model named: the one the harness asked for
-        # the harness gets what a replay will give it: the provider's answer without the key (some echo it)
-        text = self._scrub(response.decode("utf-8", "replace"))
+        # stored: without the key (some echo it), the run's volatile strings as labels (a model names files by
+        # their absolute path); the harness gets what a replay will give it
+        text = replaced(response.decode("utf-8", "replace"), self._labels())
         self.played.append(Exchange(turn=turn, api=api, path=path, request=request, status=status,
                                     content_type=content_type, response=text))
-        return status, content_type, text.encode("utf-8")
+        return status, content_type, self._unlabelled(text).encode("utf-8")
+
+    def _labels(self) -> list[tuple[str, str]]:
+        """What an answer is stored without: the key, then each volatile string a raw replace can put back."""
+        return [(secret, REDACTED) for secret in self.secrets()] + \
+            [(text, label) for text, label in self.volatile if isinstance(text, str) and text and plain(text)]
+
+    def _unlabelled(self, text: str) -> str:
+        """A stored answer with this run's volatile strings where the recording run's were."""
+        for value, label in self.volatile:
+            if isinstance(value, str) and value and plain(value) and label in text:
+                text = text.replace(label, value)
+        return text
 
     def _mismatch(self, turn: int, api: str, path: str, request: Any, candidates: list[int]) -> str:
         where = f"cassette {self.where.shown}"

@@ -7,6 +7,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from open_agent_compiler.errors import OacError
+from open_agent_compiler.execution import leftovers
 from open_agent_compiler.model.core.test_model import AgentTest
 from open_agent_compiler.testing.invokers.harness.base import (HarnessBinary, ModelEndpoint, Scratch,
                                                                 endpoint_from_env, find_binary)
@@ -95,7 +96,8 @@ class HarnessInvoker:
                 if tape is not None:
                     server.tape = tape
                     tape.volatile = ((server.base_url, "<server>"), (str(scratch.root), "<scratch>"),
-                                     (server.token, "<token>"))
+                                     (server.token, "<token>"),  # another run's folder, echoed from an answer:
+                                     (leftovers.sibling_pattern(scratch.root), "<scratch>"))
                 scratch.write_shims(agent, server.base_url)
                 session = session_class(self.name)(self.binary, agent, server, scratch, deadline, self.started,
                                                    self.endpoint)
