@@ -212,7 +212,7 @@ def only_cassettes(args: argparse.Namespace) -> int:
     plan = preset(args.preset)
     bench = Bench({"ours": impls.find_ours(args.ours_oac)}, timeout=RUN_TIMEOUT_S)
     for harness in plan.cassette_harnesses:
-        cassettes.measure(bench, bench.impls["ours"], harness, args.reps or plan.reps, args.work)
+        cassettes.measure(bench, bench.impls["ours"], harness, args.reps or plan.cassette_reps, args.work)
     found = targets.cassette_targets(bench.rows)
     markdown = report.render(bench.rows, found, bench.checks, bench.notes)
     print("\n" + markdown, flush=True)
@@ -255,7 +255,7 @@ def main(argv: list[str] | None = None) -> int:
     if plan.profile:
         runner.cold_profile()
     for harness in plan.cassette_harnesses:
-        cassettes.measure(bench, ours, harness, plan.reps, args.work)
+        cassettes.measure(bench, ours, harness, plan.cassette_reps, args.work)
     edit_ok = {c.case: c.ok for c in bench.checks if c.name.startswith("edit 1 agent")}
     found = targets.evaluate(bench.rows, edit_ok)
     markdown = report.render(bench.rows, found, bench.checks, bench.notes)

@@ -29,6 +29,7 @@ class Plan:
     compile_size: int = 5_000  # `oac compile` of this suite's registry (1,000 agents) cold/unchanged/one edited; 0: none
     compile_dialects: tuple[str, ...] = ("opencode", "claude")
     cassette_harnesses: tuple[str, ...] = ("claude", "opencode")  # replayed vs scripted agent test (issue 35)
+    cassette_reps: int = 20  # pairs per harness: a 95 % interval for their median needs 6; ±5 % needs ~20 here
 
     def reps_for(self, tests: int) -> int:
         return self.reps if tests < LARGE else self.large_reps
@@ -46,11 +47,13 @@ class Plan:
 PRESETS: dict[str, Plan] = {
     "default": Plan(),
     "quick": Plan(sizes=(100, 1_000), reps=3, edit_size=1_000, slow_tests=100, slow_kinds=("sleep",),
-                  cold_profile_size=100, flat_reps=3, compile_size=1_000, cassette_harnesses=("claude",)),
+                  cold_profile_size=100, flat_reps=3, compile_size=1_000, cassette_harnesses=("claude",),
+                  cassette_reps=12),
     "full": Plan(sizes=(100, 1_000, 5_000, 20_000, 50_000),
                  ours_max={"per-agent": 50_000, "shared": 50_000},
                  anchor_max={"per-agent": 50_000, "shared": 20_000},
-                 edit_shapes=("per-agent", "shared"), cassette_harnesses=("claude", "opencode", "codex", "pi")),
+                 edit_shapes=("per-agent", "shared"), cassette_harnesses=("claude", "opencode", "codex", "pi"),
+                 cassette_reps=24),
 }
 
 
@@ -60,7 +63,7 @@ def preset(name: str, *, sizes: tuple[int, ...] | None = None, reps: int | None 
     if sizes:
         plan = replace(plan, sizes=sizes)
     if reps:
-        plan = replace(plan, reps=reps)
+        plan = replace(plan, reps=reps, cassette_reps=reps)
     if large_reps:
         plan = replace(plan, large_reps=large_reps)
     return plan

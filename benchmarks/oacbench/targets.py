@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import statistics
 
 from dataclasses import dataclass
@@ -101,11 +102,27 @@ def evaluate(all_rows: list[Row], edit_checks_ok: dict[str, bool]) -> list[Targe
 
 
 CASSETTE_LIMIT = 1.0  # issue 35: a replayed agent test costs no more than the scripted one
+CASSETTE_RESOLUTION = 0.10  # an interval reaching past 1.10 cannot tell "no more" from 10 % more: no verdict
+
+
+def median_interval(values: list[float], confidence: float = 0.95) -> tuple[float, float] | None:
+    """A distribution-free interval for the median (from the sign test: order statistics k and n+1-k, with k
+    the largest whose binomial tail stays within the error on each side); None when too few values (n < 6)."""
+    n, ordered = len(values), sorted(values)
+    tail, k = 0.0, 0
+    for index in range(n + 1):
+        tail += math.comb(n, index) / 2 ** n  # P(fewer than index + 1 values below the median)
+        if tail > (1 - confidence) / 2:
+            k = index
+            break
+    return (ordered[k - 1], ordered[n - k]) if k >= 1 else None
 
 
 def cassette_targets(rows: list[Row]) -> list[Target]:
-    """Per harness: the replayed agent test against the scripted one, rep by rep (pairs run interleaved, the
-    copies swapping roles): the median of the pairs' ratios."""
+    """Per harness: is the replayed agent test measurably dearer than the scripted one? Pairs run interleaved, the
+    copies swapping roles; on the pairs' ratios (replayed / scripted), a 95 % interval for their median: MISS when
+    it lies above 1.0 (the replay costs more), no verdict (MISS) when it is too wide to tell, else PASS. Two runs
+    of equal cost pass 97.5 % of the time, where a limit on the median alone passes half of them."""
     found = []
     for row in rows:
         if row.scenario.startswith("agent test via ") and row.scenario.endswith(", replayed from its cassette"):
@@ -115,16 +132,26 @@ def cassette_targets(rows: list[Row]) -> list[Target]:
             problems = row.problems + (scripted.problems if scripted else [])
             if problems:
                 found.append(Target(name, False, f"runs did not pass: {problems[:2]}"))
-            elif not row.walls or scripted is None or len(scripted.walls) != len(row.walls):
+                continue
+            if not row.walls or scripted is None or len(scripted.walls) != len(row.walls):
                 found.append(Target(name, None, "not measured in this run"))
+                continue
+            ratios = [replayed / alone for replayed, alone in zip(row.walls, scripted.walls)]
+            interval = median_interval(ratios)
+            shown = (f"median of {len(ratios)} paired ratios {statistics.median(ratios):.3f}, 95 % interval "
+                     + (f"{interval[0]:.3f}–{interval[1]:.3f}" if interval else "none (under 6 pairs)")
+                     + f"; ratio of medians {row.median_s:.3f}s / {scripted.median_s:.3f}s = "
+                     f"{row.median_s / scripted.median_s:.3f}; pairs under 1: {sum(r <= 1 for r in ratios)} of "
+                     f"{len(ratios)}")
+            if interval is None:
+                found.append(Target(name, None, f"too few pairs for a verdict: {shown}"))
+            elif interval[0] > CASSETTE_LIMIT:
+                found.append(Target(name, False, f"the replay costs more: {shown}"))
+            elif interval[1] > CASSETTE_LIMIT + CASSETTE_RESOLUTION:
+                found.append(Target(name, False, f"undecided, too noisy (interval past "
+                                                 f"{CASSETTE_LIMIT + CASSETTE_RESOLUTION:.2f}; more reps): {shown}"))
             else:
-                ratios = [replayed / alone for replayed, alone in zip(row.walls, scripted.walls)]
-                paired = statistics.median(ratios)
-                found.append(Target(name, paired <= CASSETTE_LIMIT,
-                                    f"median of {len(ratios)} paired ratios {paired:.3f} (limit {CASSETTE_LIMIT:.2f}; "
-                                    f"ratio of medians {row.median_s:.3f}s / {scripted.median_s:.3f}s = "
-                                    f"{row.median_s / scripted.median_s:.3f}; pairs under 1: "
-                                    f"{sum(r <= 1 for r in ratios)} of {len(ratios)})"))
+                found.append(Target(name, True, f"not measurably dearer: {shown}"))
     return found
 
 
