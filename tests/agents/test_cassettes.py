@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from open_agent_compiler.history.log import TestOutcome
-from open_agent_compiler.testing.invokers.cassette import (Location, Tape, Upstream, at, first_difference,
+from open_agent_compiler.testing.invokers.cassette import (Location, Memo, Tape, Upstream, at, first_difference,
                                                            legacy_rel, normalized, read_cassette, upstream_from)
 from open_agent_compiler.testing.invokers.harness import HarnessInvoker
 from open_agent_compiler.testing.invokers.harness.base import HarnessBinary
@@ -430,6 +430,47 @@ def test_record_then_replay_through_the_real_harness(harness: str, tmp_path: Pat
     assert_no_secret(tmp_path, [failed, fixed, replayed], [cassette])  # the failure's evidence included
 
 
+SECOND_TEST = '''
+            AgentTest(name="quiet-once", mock_profile="incident", timeout_s=120, turns=(
+                Turn(prompt="is api up?", expected_tool_calls=("check-health",),
+                     evaluators=(SubstringEvaluator(needle="all quiet"),)),)),
+'''
+
+
+@pytest.mark.harness
+def test_a_re_recorded_test_is_the_only_one_that_runs_again(tmp_path: Path) -> None:
+    """Two agent tests with cassettes; one test's prompt edited: only it fails, `--record -k` records only it, and
+    afterwards only it runs again (its cassette changed) while the other stays a green skip."""
+    _available("claude")
+    root = tmp_path / "monitoring"
+    shutil.copytree(REPO / "examples" / "monitoring", root, ignore=shutil.ignore_patterns(".oac", "__pycache__"))
+    (root / "agents_scripts.py").unlink()
+    agents = root / "agents.py"
+    source = agents.read_text()
+    agents.write_text(source.replace("\n        ],\n    )", SECOND_TEST + "        ],\n    )", 1))
+    run = ("--invoker", "claude", "--dialect", "claude")
+    with FakeUpstream(split=5) as fake:
+        recorded = _oac(root, *run, "--record", "all", env={"OAC_RECORD_BASE_URL": fake.base_url})
+    assert "passed=2" in summary(recorded.stdout), recorded.stdout + recorded.stderr
+    second = root / BESIDE.replace("quiet-alert-quiet", "quiet-once")
+    first_bytes, second_bytes = (root / BESIDE).read_bytes(), second.read_bytes()
+    assert "passed=2" in summary(_oac(root, *run).stdout)  # both replayed (a --record run is keyed apart)
+    assert "skipped=2" in summary(_oac(root, *run).stdout)
+
+    agents.write_text(agents.read_text().replace('"is api up?"', '"is api up now?"'))
+    failed = _oac(root, *run, "-v")
+    assert "failed=1" in summary(failed.stdout) and "skipped=1" in summary(failed.stdout), failed.stdout
+    assert "'quiet-once': invoker: turn 1: messages request differs" in failed.stdout and "now?" in failed.stdout
+    with FakeUpstream(split=5) as fake:
+        fixed = _oac(root, *run, "--record", "all", "-k", "quiet-once", env={"OAC_RECORD_BASE_URL": fake.base_url})
+    assert summary(fixed.stdout).startswith("oac test: discovered=1 passed=1"), fixed.stdout + fixed.stderr
+    assert (root / BESIDE).read_bytes() == first_bytes and second.read_bytes() != second_bytes  # only its cassette
+    after = _oac(root, *run, "-v")
+    assert "passed=1" in summary(after.stdout) and "skipped=1" in summary(after.stdout), after.stdout
+    assert "PASS 'quiet-once'" in after.stdout or "pass 'quiet-once'" in after.stdout, after.stdout
+    assert "skipped=2" in summary(_oac(root, *run).stdout)
+
+
 def test_record_needs_a_harness_invoker(tmp_path: Path) -> None:
     root = tmp_path / "monitoring"
     shutil.copytree(REPO / "examples" / "monitoring", root, ignore=shutil.ignore_patterns(".oac", "__pycache__"))
@@ -580,17 +621,58 @@ noisy_values = st.recursive(st.lists(volatile_text | text_leaf, min_size=1, max_
                                               max_size=3), max_leaves=10)
 
 
-@settings(max_examples=60, deadline=None)
-@given(st.lists(noisy_values, min_size=1, max_size=4), st.sampled_from(["/tmp/scratch-1", "/tmp/scratch-2"]))
-def test_a_replay_normalises_each_request_as_it_would_alone(requests: list[Any], scratch: str) -> None:
-    """Oracle: the tape's per-test memo of normalised strings never changes what a request normalises to, over a
-    series of requests sharing strings, and a new volatile set (another scratch folder) starts a new memo."""
+@settings(max_examples=80, deadline=None)
+@given(st.lists(noisy_values, min_size=1, max_size=6), st.lists(noisy_values, max_size=4), noisy_values,
+       st.lists(st.tuples(st.integers(0, 6), st.booleans(), st.booleans()), min_size=1, max_size=6),
+       st.sampled_from(["/tmp/scratch-1", "/tmp/scratch-2"]), st.randoms(use_true_random=False))
+def test_a_replay_normalises_each_request_as_it_would_alone(conversation: list[Any], tools: list[Any], system: Any,
+                                                            steps: list[tuple[int, bool, bool]], scratch: str,
+                                                            rng: Any) -> None:
+    """Oracle: a request normalised alone. Over a series of requests that resend the system prompt and the tools
+    (reordered, or one changed) and a conversation that grows or is cut, the per-test memo never changes what a
+    request normalises to; a new volatile set (another scratch folder) starts a new memo."""
+    volatile = ((scratch, "<scratch>"),)
+    memo = Memo(volatile)
+    for upto, reorder, change in steps:
+        offered = [{"name": f"t{i}", "about": tool} for i, tool in enumerate(tools)]
+        if reorder:
+            rng.shuffle(offered)
+        if change and offered:
+            offered[0] = {**offered[0], "about": "changed 12:30"}
+        request = {"system": system, "tools": offered, "messages": conversation[:upto], "input": conversation[upto:]}
+        assert normalized(request, volatile, memo) == normalized(request, volatile)
     tape = Tape(Location(root=Path("/nowhere"), rel="c.jsonl", found=None), "t", "none", None)
     tape.replaying = True  # an empty cassette: every request is a mismatch, after it was normalised
     for volatile in ((("/tmp/scratch-1", "<scratch>"),), ((scratch, "<scratch>"),)):
         tape.volatile = volatile
-        for request in requests:
-            with pytest.raises(InvokerError):  # nothing recorded: the mismatch names the normalised request
-                tape.answer(1, "messages", "/v1/messages", {}, json.dumps({"system": request}).encode())
-            assert tape._memo[0] == volatile
-            assert all(normalized(text, volatile) == done for text, done in tape._memo[1].items())
+        with pytest.raises(InvokerError):
+            tape.answer(1, "messages", "/v1/messages", {}, json.dumps({"system": system}).encode())
+        assert tape._memo.volatile == volatile
+        assert all(normalized(text, volatile) == done for text, done in tape._memo.strings.items())
+
+
+def _sequential(value: str) -> str:
+    """The matcher's replacements as first written: every pattern scanned over every string, in order."""
+    from open_agent_compiler.testing.invokers import cassette as c
+    value = c._UUID.sub("<uuid>", value)
+    value = c._WEEKDAY_DATE.sub("<date>", value)
+    value = c._DATE.sub("<date>", value)
+    value = c._TIME.sub("<time>", value)
+    value = c._DURATION.sub("<duration>", c._CHUNK.sub("Chunk ID: <id>", value))
+    return c._STAMPS.sub(lambda m: f"{m.group(1)}=<stamp>", value)
+
+
+fragments = st.sampled_from(["0f8fad5b-d9cb-469f-a165-70867728950e", "0F8FAD5B-D9CB", "-d9cb-", "Fri", "Friday",
+                             " Dec", " Dec 4, 2026", "Mon Jan 05 2026", "Fri Dec 4, 2026", "Sunday Mar 1 2026", "2026-12-04", "2026/12/04", "26-12-04",
+                             "-12-", "/12/", "12:30", "9:05:59", ":30", "3.25s", "0.5 ms", "1.0 seconds", ".5",
+                             "Chunk ID: 9f3a", "Chunk ID:", "cch=ab12", "session_id=x", "sessionId=", "cc_version=1",
+                             " ", ",", "a", "7", "=", "-", "/", ":", ".", "\n", "é"])
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(fragments, max_size=14).map("".join))
+def test_skipping_a_pattern_whose_hint_is_absent_changes_nothing(text: str) -> None:
+    """Oracle: the replacements as first written. A pattern is scanned only when a string holds what every match
+    of it contains; the result is the same for any string (fragments of each pattern and of its hint, cut and
+    joined)."""
+    assert normalized(text) == _sequential(text)

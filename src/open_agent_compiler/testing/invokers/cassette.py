@@ -46,6 +46,18 @@ _STAMPS = re.compile(r"(cch|cc_version|session_id|sessionId)=[^;\s\"]+")
 # what harnesses add to a tool's output: how long it took (a decimal duration), Codex's output chunk id
 _DURATION = re.compile(r"\b\d+\.\d+ ?(seconds|s|ms)\b")
 _CHUNK = re.compile(r"\bChunk ID: [0-9a-fA-F]+")
+# in order: (pattern, its replacement, what any match of it contains: a string holding none of these — literals,
+# or patterns led by a literal, which the regex engine finds fast — skips the pattern's slower scan, same result)
+_MONTH = re.compile(r" (?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)")
+_VARYING: tuple[tuple[re.Pattern[str], Any, tuple[str | re.Pattern[str], ...]], ...] = (
+    (_UUID, "<uuid>", (re.compile(r"-[0-9a-fA-F]{4}-"),)),
+    (_WEEKDAY_DATE, "<date>", (_MONTH,)),
+    (_DATE, "<date>", (re.compile(r"-\d\d-"), re.compile(r"/\d\d/"))),
+    (_TIME, "<time>", (re.compile(r":\d\d"),)),
+    (_CHUNK, "Chunk ID: <id>", ("Chunk ID: ",)),
+    (_DURATION, "<duration>", (re.compile(r"\.\d"),)),
+    (_STAMPS, lambda m: f"{m.group(1)}=<stamp>", ("cch=", "cc_version=", "session_id=", "sessionId=")),
+)
 
 
 class Upstream(BaseModel):
@@ -165,26 +177,59 @@ def cassette_names(root: Path, cases: Any) -> tuple[str, list[str]]:
 Volatile = tuple[tuple[str | re.Pattern[str], str], ...]  # (a string or pattern that varies run to run, its label)
 
 
-def normalized(value: Any, volatile: Volatile = (), memo: dict[str, str] | None = None) -> Any:
-    """`value` with what varies run to run replaced: the given volatile strings and patterns (scratch folder, server URL),
-    UUIDs, dates and times, per-request stamps; keys that only identify the session dropped; tools sorted by name.
-    `memo`: strings already normalized with the same `volatile` (a harness resends its system prompt and tool
-    descriptions with every request)."""
+class Memo:
+    """What one test's requests already normalised to, for one volatile set: a harness resends its system prompt
+    and tool descriptions with every request, and each request repeats the conversation so far."""
+
+    def __init__(self, volatile: Volatile = ()) -> None:
+        self.volatile = volatile
+        self.strings: dict[str, str] = {}
+        self.lists: dict[str, tuple[list[Any], list[Any]]] = {}  # key → (the last raw list there, normalised)
+
+
+_REPEATED = frozenset({"tools", "messages", "input"})  # lists a harness sends again, grown or as they were
+
+
+def normalized(value: Any, volatile: Volatile = (), memo: Memo | None = None) -> Any:
+    """`value` with what varies run to run replaced: the given volatile strings and patterns (scratch folder,
+    server URL), UUIDs, dates and times, per-request stamps; keys that only identify the session dropped; tools
+    sorted by name. `memo` (made for the same `volatile`): what earlier requests normalised to, reused where this
+    one is equal."""
     if isinstance(value, dict):
-        out = {key: normalized(item, volatile, memo) for key, item in value.items() if key not in DROPPED_KEYS}
-        if isinstance(out.get("tools"), list):
-            out["tools"] = sorted(out["tools"], key=lambda tool: json.dumps(tool, sort_keys=True))
+        out = {}
+        for key, item in value.items():
+            if key in DROPPED_KEYS:
+                continue
+            out[key] = _repeated(key, item, volatile, memo) if key in _REPEATED and isinstance(item, list) \
+                else normalized(item, volatile, memo)
         return out
     if isinstance(value, list):
         return [normalized(item, volatile, memo) for item in value]
     if isinstance(value, str):
         if memo is None:
             return _normalized_text(value, volatile)
-        found = memo.get(value)
+        found = memo.strings.get(value)
         if found is None:
-            found = memo[value] = _normalized_text(value, volatile)
+            found = memo.strings[value] = _normalized_text(value, volatile)
         return found
     return value
+
+
+def _repeated(key: str, items: list[Any], volatile: Volatile, memo: Memo | None) -> list[Any]:
+    """A list a harness sends again: the items equal to the last request's, at the same places, reused."""
+    last_raw, last_done = memo.lists.get(key, ([], [])) if memo is not None else ([], [])
+    if key == "tools" and items == last_raw:
+        return last_done
+    same = 0
+    if key != "tools":
+        while same < min(len(items), len(last_raw)) and items[same] == last_raw[same]:
+            same += 1
+    done = last_done[:same] + [normalized(item, volatile, memo) for item in items[same:]]
+    if key == "tools":
+        done = sorted(done, key=lambda tool: json.dumps(tool, sort_keys=True))
+    if memo is not None:
+        memo.lists[key] = (items, done)
+    return done
 
 
 def _normalized_text(value: str, volatile: Volatile) -> str:
@@ -193,12 +238,10 @@ def _normalized_text(value: str, volatile: Volatile) -> str:
             value = value.replace(text, label) if text else value
         else:
             value = text.sub(label, value)
-    value = _UUID.sub("<uuid>", value)
-    value = _WEEKDAY_DATE.sub("<date>", value)
-    value = _DATE.sub("<date>", value)
-    value = _TIME.sub("<time>", value)
-    value = _DURATION.sub("<duration>", _CHUNK.sub("Chunk ID: <id>", value))
-    return _STAMPS.sub(lambda m: f"{m.group(1)}=<stamp>", value)
+    for pattern, replacement, hint in _VARYING:
+        if any(part in value if isinstance(part, str) else part.search(value) for part in hint):
+            value = pattern.sub(replacement, value)
+    return value
 
 
 def first_difference(recorded: Any, got: Any, where: str = "") -> str | None:
@@ -309,7 +352,7 @@ class Tape:
         self.used: set[int] = set()
         self.played: list[Exchange] = []  # what this run answered with, in order: the cassette written at the end
         self.volatile: Volatile = ()
-        self._memo: tuple[Volatile, dict[str, str]] = ((), {})  # strings normalized, per volatile
+        self._memo = Memo()  # what this test's requests normalised to, for the current volatile set
 
     def secrets(self) -> list[str]:
         return [key for key in ((self.upstream.api_key if self.upstream else None),) if key]
@@ -319,17 +362,21 @@ class Tape:
             text = text.replace(secret, REDACTED)
         return text
 
-    def answer(self, turn: int, api: str, path: str, headers: Any, raw: bytes) -> tuple[int, str, bytes]:
-        """(status, content type, body) for one model request; a request matching no recorded one while only
-        replaying is an InvokerError naming the first difference (the runner prefixes the turn)."""
-        try:
-            body = json.loads(raw or b"{}")
-        except ValueError:
-            body = {"raw": raw.decode("utf-8", "replace")}
+    def answer(self, turn: int, api: str, path: str, headers: Any, raw: bytes,
+               parsed: Any = None) -> tuple[int, str, bytes]:
+        """(status, content type, body) for one model request (`parsed`: `raw` as JSON, when the server has it);
+        a request matching no recorded one while only replaying is an InvokerError naming the first difference
+        (the runner prefixes the turn)."""
+        body = parsed
+        if body is None:
+            try:
+                body = json.loads(raw or b"{}")
+            except ValueError:
+                body = {"raw": raw.decode("utf-8", "replace")}
         scrubbed = json.loads(self._scrub(json.dumps(body))) if self.secrets() else body  # (no key: nothing to scrub)
-        if self._memo[0] != self.volatile:
-            self._memo = (self.volatile, {})
-        request = normalized(scrubbed, self.volatile, self._memo[1])
+        if self._memo.volatile != self.volatile:
+            self._memo = Memo(self.volatile)
+        request = normalized(scrubbed, self.volatile, self._memo)
         if self.replaying:
             candidates = [i for i, e in enumerate(self.recorded) if i not in self.used and e.turn == turn]
             for index in candidates:

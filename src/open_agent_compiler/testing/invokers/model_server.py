@@ -294,7 +294,7 @@ class ScriptedModelServer:
                                                  body=body))
             turn = self._turn
         try:
-            status, content_type, answer = self.tape.answer(turn, api, path, handler.headers, raw)
+            status, content_type, answer = self.tape.answer(turn, api, path, handler.headers, raw, body or None)
         except InvokerError as exc:
             with self._lock:
                 self.errors.append(str(exc))
