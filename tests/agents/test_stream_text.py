@@ -14,8 +14,9 @@ NEW = ["<scratch>/project", "<redacted>", "<server>"]
 
 
 def _sse(events: list[tuple[str | None, Any]], compact: bool) -> str:
-    separators = (",", ":") if compact else (", ", ": ")
-    return "".join((f"event: {name}\n" if name else "") + f"data: {json.dumps(data, separators=separators)}\n\n"
+    """Compact: also CRLF line ends (the SSE format allows them)."""
+    separators, end = ((",", ":"), "\r\n") if compact else ((", ", ": "), "\n")
+    return "".join((f"event: {name}{end}" if name else "") + f"data: {json.dumps(data, separators=separators)}{end}{end}"
                    for name, data in events)
 
 
@@ -59,6 +60,7 @@ def test_a_replace_sees_through_any_cut_of_a_stream(text: str, cuts: list[int], 
     out = replaced(_sse(framed, compact), pairs)
 
     parsed = [json.loads(line[len("data:"):]) for line in out.split("\n") if line.startswith("data:")]
+    assert out.count("\r\n") == (out.count("\n") if compact else 0)  # line ends as sent
     expected = text
     for old, new in pairs:
         expected = expected.replace(old, new)

@@ -61,7 +61,8 @@ def _events(body: str, pairs: Pairs) -> str:
         changed |= _recut(pieces, [old for old, _ in pairs])
     for number, (index, prefix, event) in enumerate(events):
         if number in changed or _has(event, pairs):
-            lines[index] = prefix + json.dumps(_leaves(event, pairs), ensure_ascii=False)
+            end = "\r" if lines[index].endswith("\r") else ""  # a stream sent with CRLF keeps its line ends
+            lines[index] = prefix + json.dumps(_leaves(event, pairs), ensure_ascii=False) + end
     return "\n".join(lines)
 
 
