@@ -66,8 +66,8 @@ def _events(body: str, pairs: Pairs) -> str:
     return "\n".join(lines)
 
 
-def _pieces(event: Any) -> Iterator[Piece]:
-    """The delta strings of one streamed event, each with the stream it continues."""
+def _pieces(event: Any) -> Iterator[tuple[Any, Any, str]]:
+    """The delta strings of one streamed event: (the stream it continues, the dict holding it, its key there)."""
     if not isinstance(event, dict):
         return
     kind = event.get("type")
