@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import doit.cmd_run
+from doit.doit_cmd import DoitMain
 from doit.exceptions import TaskFailed
 from doit.runner import MRunner, Runner
 
@@ -48,6 +49,9 @@ def task_test() -> Iterator[dict[str, Any]]:
         print(f"oac: {exc}", file=sys.stderr)
         raise SystemExit(2) from None
     _stop_at_maxfail()
+    if _runs_tasks():  # what `oac test` says before its run (migration notes, ...), said by `doit test` too
+        for note in plan.notes:
+            print(f"oac: {note}", file=sys.stderr)
     for task in plan.task_dicts():
         if task.name == TEST_GROUP:  # `doit test -x` / `doit test --maxfail N`: the group's own parameters
             task.params = STOP_PARAMS
@@ -58,6 +62,25 @@ def task_test() -> Iterator[dict[str, Any]]:
 # junit=results/junit.xml`): read while the dodo loads, before the graph is built (a task parameter is parsed after
 # it, too late to choose the tests)
 COMMAND_LINE_VALUES = ("shard", "shard_by", "junit", "results", "pipeline")
+
+
+def _runs_tasks() -> bool:
+    """Whether this doit process runs tasks: not `doit list`, `doit info`, `doit forget`, ... (which load the
+    dodo too). A program running doit in process is taken to run them."""
+    if not watchdog.console_of("doit"):
+        return True
+    commands = {command.get_name() for command in DoitMain.DOIT_CMDS} - {"run"}
+    args = iter(sys.argv[1:])
+    for arg in args:
+        if arg in _VALUED_OPTIONS:
+            next(args, None)  # its value
+        elif not arg.startswith("-") and "=" not in arg:  # (name=value: a command-line variable)
+            return arg not in commands
+    return True
+
+
+_VALUED_OPTIONS = frozenset({"-f", "--file", "-d", "--dir", "--db-file", "--backend", "--codec",
+                             "--check_file_uptodate"})  # doit's loader options that take the next argument
 
 
 def command_line_values() -> dict[str, Any]:
