@@ -83,9 +83,10 @@ def test_oac_test_says_it_once_per_mock_and_not_for_plain_data(tmp_path: Path) -
     assert result.returncode == 1 and "passed=1 failed=1" in result.stdout
 
 
-def test_doit_test_says_the_same_note_and_doit_list_does_not(tmp_path: Path) -> None:
-    """`doit test` runs the graph `oac test` runs, notes included; a doit command that runs nothing (`list`,
-    `info`, also after a loader option with its value) loads the dodo without saying them."""
+def test_doit_test_and_pytest_say_the_same_note_and_doit_list_does_not(tmp_path: Path) -> None:
+    """`doit test` and `pytest --oac` run the graph `oac test` runs, notes included (pytest in its summary); a
+    doit command that runs nothing (`list`, `info`, also after a loader option with its value) loads the dodo
+    without saying them."""
     root = project(tmp_path, "ours", {"nested": NESTED})
     (root / "dodo.py").write_text("from open_agent_compiler.tasks import DOIT_CONFIG, task_test  # noqa: F401\n")
     (root / "pyproject.toml").write_text('[tool.oac]\nfactory = "reg:registry"\nconfig = "c"\n')
@@ -100,6 +101,9 @@ def test_doit_test_says_the_same_note_and_doit_list_does_not(tmp_path: Path) -> 
     assert len(notes) == 1, said
     tested = run("test")
     assert [line for line in tested.stderr.splitlines() if "1.16.5" in line] == notes, tested.stderr
+    pytested = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--oac", "reg:registry",
+                               "--oac-config", "c"], cwd=root, capture_output=True, text=True, timeout=300, env=env)
+    assert [line for line in pytested.stdout.splitlines() if "1.16.5" in line] == notes, pytested.stdout
     for quiet in (run("list"), run("-f", "dodo.py", "info", "test"), run("forget", "test")):
         assert "1.16.5" not in quiet.stderr + quiet.stdout and "Traceback" not in quiet.stderr, quiet.args
 

@@ -107,6 +107,14 @@ class OacPlugin:
             items.append(item)
         return items
 
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        """What `oac test` says before its run (the 1.16.5 migration notes, ...): pytest captures what is printed
+        while it collects, so the notes get a section of the summary."""
+        if self.plan is not None and self.plan.notes:
+            terminalreporter.section("oac notes")
+            for note in self.plan.notes:
+                terminalreporter.write_line(f"oac: {note}")
+
     def pytest_sessionfinish(self) -> None:
         try:
             if self.run is not None and self.reporter is not None:
