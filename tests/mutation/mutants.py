@@ -381,7 +381,8 @@ MUTANTS: list[Mutant] = [
       "answer = self._unlabelled(exchange.response) if self.labelled else exchange.response",
       "answer = exchange.response", "a replay answering with the labels, not this run's scratch folder"),
     M("C03", "cassettes", "testing/invokers/cassette.py",
-      "[(text, label) for text, label in self.volatile if isinstance(text, str) and text and plain(text)]", "[]",
+      "[(secret, REDACTED) for secret in self.secrets()] + self._memo.put_back",
+      "[(secret, REDACTED) for secret in self.secrets()]",
       "answers stored with the recording run's scratch folder (a replay elsewhere gets a folder that is gone)"),
 ]
 

@@ -183,6 +183,8 @@ class Memo:
 
     def __init__(self, volatile: Volatile = ()) -> None:
         self.volatile = volatile
+        # the volatile strings an answer is stored without and a replay puts back: those a raw replace is exact for
+        self.put_back = [(text, label) for text, label in volatile if isinstance(text, str) and text and plain(text)]
         self.strings: dict[str, str] = {}
         self.lists: dict[str, tuple[list[Any], list[Any]]] = {}  # key → (the last raw list there, normalised)
 
@@ -399,14 +401,13 @@ class Tape:
         return status, content_type, self._unlabelled(text).encode("utf-8")
 
     def _labels(self) -> list[tuple[str, str]]:
-        """What an answer is stored without: the key, then each volatile string a raw replace can put back."""
-        return [(secret, REDACTED) for secret in self.secrets()] + \
-            [(text, label) for text, label in self.volatile if isinstance(text, str) and text and plain(text)]
+        """What an answer is stored without: the key, then the volatile strings a replay puts back."""
+        return [(secret, REDACTED) for secret in self.secrets()] + self._memo.put_back
 
     def _unlabelled(self, text: str) -> str:
         """A stored answer with this run's volatile strings where the recording run's were."""
-        for value, label in self.volatile:
-            if isinstance(value, str) and value and plain(value) and label in text:
+        for value, label in self._memo.put_back:
+            if label in text:
                 text = text.replace(label, value)
         return text
 
